@@ -1,0 +1,98 @@
+"""Othello search speed: midgame nodes/s and exact endgame solves of FFO #40-#44.
+
+Run with `python -m benchmarks.bench_othello_search [--cap SECONDS] [--ffo 40,41]` from the
+repository root. The midgame figure is the best of three runs of a fixed-depth search from a few
+seeded random positions 20 plies in. Each FFO solve is capped (default 120 s); a capped solve
+prints how far it got. Edax (C, one thread) solves these in 6-13 s each on this machine class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+from engine.agents.othsearch import OthelloSearch, _Out, warm
+from engine.games.othello import OthelloState
+
+FFO_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "ffo_40_44.tsv"
+MIDGAME_DEPTH = 9
+
+
+def midgame_positions(count: int = 4, plies: int = 20) -> list[OthelloState]:
+    rng = random.Random(2024)
+    out = []
+    while len(out) < count:
+        state = OthelloState.new()
+        for _ in range(plies):
+            moves = state.legal_moves()
+            if not moves:
+                break
+            state = state.play(rng.choice(moves))
+        if not state.is_over():
+            out.append(state)
+    return out
+
+
+def bench_midgame(search: OthelloSearch) -> None:
+    best = 0.0
+    for _ in range(3):
+        nodes = 0
+        seconds = 0.0
+        for state in midgame_positions():
+            search.reset(None, None)
+            t0 = time.perf_counter()
+            search.negamax(state.me, state.opp, MIDGAME_DEPTH)
+            seconds += time.perf_counter() - t0
+            nodes += search.nodes
+        best = max(best, nodes / seconds)
+        print(f"  midgame depth {MIDGAME_DEPTH}: {nodes} nodes in {seconds:.2f} s")
+    print(f"midgame alpha-beta: best {best / 1e6:.2f} M nodes/s")
+
+
+def bench_ffo(search: OthelloSearch, ids: set[int], cap: float) -> None:
+    lines = FFO_FILE.read_text().splitlines()[1:]
+    for line in lines:
+        ffo_id, board, side, empties, score, best_moves = line.split("\t")
+        if int(ffo_id) not in ids:
+            continue
+        state = OthelloState.from_notation(f"{board} {side}")
+        t0 = time.perf_counter()
+        search.reset(t0 + cap, None)
+        try:
+            got, move = search.solve(state.me, state.opp)
+        except _Out:
+            dt = time.perf_counter() - t0
+            print(
+                f"FFO #{ffo_id} ({empties} empties): not solved within {cap:.0f} s "
+                f"({search.nodes / 1e6:.0f} M nodes, {search.nodes / dt / 1e6:.1f} M nodes/s)"
+            )
+            continue
+        dt = time.perf_counter() - t0
+        name = state.move_to_str(move)
+        ok = got == int(score) and name in best_moves.split(",")
+        print(
+            f"FFO #{ffo_id} ({empties} empties): {name} {got:+d} in {dt:.1f} s, "
+            f"{search.nodes / 1e6:.1f} M nodes ({search.nodes / dt / 1e6:.1f} M nodes/s) "
+            f"{'ok' if ok else f'WRONG (expected {best_moves} {score})'}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cap", type=float, default=120.0, help="seconds per FFO position")
+    parser.add_argument("--ffo", default="40,41,42,43,44", help="FFO ids to solve")
+    parser.add_argument("--skip-midgame", action="store_true")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    warm()
+    print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
+    search = OthelloSearch(tt_bits=22)
+    if not args.skip_midgame:
+        bench_midgame(search)
+    bench_ffo(search, {int(x) for x in args.ffo.split(",")}, args.cap)
+
+
+if __name__ == "__main__":
+    main()

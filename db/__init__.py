@@ -1,0 +1,59 @@
+"""Persistence layer: the only code in the project that touches SQLite.
+
+Usage::
+
+    from db import Store
+
+    async with Store.open("data/boardbot.db") as store:
+        me = await store.get_or_create_user(1234, "alice")
+"""
+
+from .errors import (
+    CorruptRowError,
+    MatchNotFoundError,
+    MatchNotLiveError,
+    MigrationError,
+    NotFoundError,
+    PlayerNotFoundError,
+    SchemaTooNewError,
+    StaleMoveError,
+    StaleRatingError,
+    StoreClosedError,
+    StoreError,
+)
+from .models import (
+    HistoryEntry,
+    LeaderboardEntry,
+    Match,
+    MemoryInfo,
+    MoveRow,
+    Player,
+    PlayerStats,
+    Rating,
+)
+from .store import AUTO, RatingFn, Store
+
+__all__ = [
+    "AUTO",
+    "CorruptRowError",
+    "HistoryEntry",
+    "LeaderboardEntry",
+    "Match",
+    "MatchNotFoundError",
+    "MatchNotLiveError",
+    "MemoryInfo",
+    "MigrationError",
+    "MoveRow",
+    "NotFoundError",
+    "Player",
+    "PlayerNotFoundError",
+    "PlayerStats",
+    "Rating",
+    "RatingFn",
+    "SchemaTooNewError",
+    "StaleMoveError",
+    "StaleRatingError",
+    "Store",
+    "StoreClosedError",
+    "StoreError",
+]

@@ -1,0 +1,122 @@
+"""Exceptions raised by the persistence layer.
+
+Callers (the lobby) react differently to "someone else already moved" than to
+"this database is from the future", so every failure the lobby is expected to
+handle has its own class.  All of them derive from :class:`StoreError` so a
+caller can still catch the whole family.
+
+Raw ``sqlite3.IntegrityError`` is deliberately *not* wrapped: it means a
+constraint in the schema caught a bug (e.g. a rating with sigma <= 0) and the
+transaction was rolled back; there is nothing specific to do about it.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class for every error raised on purpose by ``db``."""
+
+
+class StoreClosedError(StoreError):
+    """The store was used after :meth:`Store.close`."""
+
+
+class SchemaTooNewError(StoreError):
+    """The file was written by a newer version of the bot.
+
+    We refuse to open it rather than guess: older code writing into a newer
+    schema could silently violate invariants the newer code relies on.
+    """
+
+    def __init__(self, path: str, found: int, known: int) -> None:
+        super().__init__(
+            f"database {path!r} has schema version {found}, but this code only knows "
+            f"versions up to {known}; upgrade the bot (the file was left untouched)"
+        )
+        self.path = path
+        self.found = found
+        self.known = known
+
+
+class MigrationError(StoreError):
+    """A migration failed; its transaction was rolled back, the file is unchanged."""
+
+
+class NotFoundError(StoreError, LookupError):
+    """A row the caller referred to by id does not exist."""
+
+
+class MatchNotFoundError(NotFoundError):
+    def __init__(self, match_id: int) -> None:
+        super().__init__(f"match {match_id} does not exist")
+        self.match_id = match_id
+
+
+class PlayerNotFoundError(NotFoundError):
+    def __init__(self, player_id: int) -> None:
+        super().__init__(f"player {player_id} does not exist")
+        self.player_id = player_id
+
+
+class MatchNotLiveError(StoreError):
+    """A move/finish was attempted on a match that is already over.
+
+    Typical cause: a click that raced with a resignation or a time forfeit.
+    The lobby should re-render the final state, not retry.
+    """
+
+    def __init__(self, match_id: int, status: str) -> None:
+        super().__init__(f"match {match_id} is {status}, not live")
+        self.match_id = match_id
+        self.status = status
+
+
+class StaleMoveError(StoreError):
+    """The caller's view of the match is out of date (someone moved first).
+
+    This is how two concurrent clicks on the same position are made to apply
+    exactly once: both pass the ply they saw, only the first one matches.
+    """
+
+    def __init__(self, match_id: int, expected_ply: int, actual_ply: int) -> None:
+        super().__init__(
+            f"match {match_id}: expected ply {expected_ply} but the match is at ply {actual_ply}"
+        )
+        self.match_id = match_id
+        self.expected_ply = expected_ply
+        self.actual_ply = actual_ply
+
+
+class StaleRatingError(StoreError):
+    """A rating update was computed from an outdated rating row.
+
+    Two matches of the same player (typically an agent) finishing at the same
+    time would otherwise silently lose one rating update.  Re-read the ratings
+    and retry, or pass a callable to ``finish_match`` so the new ratings are
+    computed inside the transaction.
+    """
+
+    def __init__(self, player_id: int, game: str, stored_games: int, new_games: int) -> None:
+        super().__init__(
+            f"rating of player {player_id} in {game}: update has games={new_games} but the "
+            f"stored row has games={stored_games} (expected {stored_games + 1})"
+        )
+        self.player_id = player_id
+        self.game = game
+        self.stored_games = stored_games
+        self.new_games = new_games
+
+
+class CorruptRowError(StoreError):
+    """A stored row does not decode into the expected Python value.
+
+    Raised instead of returning garbage; names the table, the row and the column
+    so the row can be inspected and repaired by hand.
+    """
+
+    def __init__(self, table: str, key: str, column: str, detail: str) -> None:
+        super().__init__(f"corrupt row in {table} ({key}): column {column!r}: {detail}")
+        self.table = table
+        self.key = key
+        self.column = column
+        self.detail = detail

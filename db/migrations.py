@@ -1,0 +1,237 @@
+"""Numbered schema migrations, applied in order, each atomically.
+
+Why not ``executescript``: it COMMITs any open transaction before running, so a
+failure half-way would leave a half-migrated file.  Instead every migration is
+split into single statements that run inside one ``BEGIN IMMEDIATE ... COMMIT``
+together with ``PRAGMA user_version = N`` (the version lives in the file header
+and is transactional), so after a crash the file is either at N-1 or at N.
+
+To change the schema, append ``(N + 1, sql)``; never edit a migration that has
+shipped.  SQLite cannot alter CHECK constraints in place, so values that grow
+with features (game names, termination reasons) are validated in Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+
+import aiosqlite
+
+from .errors import MigrationError, SchemaTooNewError
+
+_V1 = """
+CREATE TABLE players (
+    id            INTEGER PRIMARY KEY,
+    kind          TEXT    NOT NULL CHECK (kind IN ('user', 'agent', 'local')),
+    discord_id    INTEGER UNIQUE,
+    agent_key     TEXT    UNIQUE,
+    local_name    TEXT    UNIQUE,
+    display_name  TEXT    NOT NULL,
+    created_at    REAL    NOT NULL,
+    updated_at    REAL    NOT NULL,
+    -- exactly the identity column that matches the kind is set
+    CHECK ((kind = 'user')  = (discord_id IS NOT NULL)),
+    CHECK ((kind = 'agent') = (agent_key  IS NOT NULL)),
+    CHECK ((kind = 'local') = (local_name IS NOT NULL))
+);
+
+CREATE TABLE matches (
+    id             INTEGER PRIMARY KEY,
+    game           TEXT    NOT NULL CHECK (game <> ''),
+    variant        TEXT    NOT NULL DEFAULT 'standard',
+    kind           TEXT    NOT NULL CHECK (kind IN ('pve', 'pvp', 'eve')),
+    player0_id     INTEGER NOT NULL REFERENCES players (id),
+    player1_id     INTEGER NOT NULL REFERENCES players (id),
+    status         TEXT    NOT NULL DEFAULT 'live'
+                           CHECK (status IN ('live', 'finished', 'abandoned')),
+    result         TEXT    CHECK (result IN ('0', '1', 'draw')),
+    termination    TEXT,
+    rated          INTEGER NOT NULL DEFAULT 0 CHECK (rated IN (0, 1)),
+    guild_id       INTEGER,
+    channel_id     INTEGER,
+    message_id     INTEGER,
+    created_at     REAL    NOT NULL,
+    updated_at     REAL    NOT NULL,
+    finished_at    REAL,
+    turn_deadline  REAL,
+    turn_seconds   REAL    CHECK (turn_seconds IS NULL OR turn_seconds > 0),
+    options        TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(options)),
+    ply            INTEGER NOT NULL DEFAULT 0 CHECK (ply >= 0),
+    CHECK ((status = 'live') = (finished_at IS NULL)),
+    CHECK ((status = 'live') = (termination IS NULL)),
+    CHECK (status <> 'live' OR result IS NULL),
+    CHECK (status <> 'finished' OR result IS NOT NULL)
+);
+
+CREATE INDEX matches_live ON matches (created_at) WHERE status = 'live';
+CREATE INDEX matches_live_deadline ON matches (turn_deadline) WHERE status = 'live';
+CREATE INDEX matches_p0 ON matches (player0_id, status, finished_at);
+CREATE INDEX matches_p1 ON matches (player1_id, status, finished_at);
+CREATE INDEX matches_guild ON matches (guild_id, game, status);
+
+CREATE TABLE moves (
+    match_id    INTEGER NOT NULL REFERENCES matches (id),
+    ply         INTEGER NOT NULL CHECK (ply >= 0),
+    move        TEXT    NOT NULL CHECK (move <> ''),
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    created_at  REAL    NOT NULL,
+    think_ms    INTEGER CHECK (think_ms IS NULL OR think_ms >= 0),
+    PRIMARY KEY (match_id, ply)
+) WITHOUT ROWID;
+
+-- Defence in depth for "matches.ply == number of stored moves": a move can
+-- only be appended at the match's current ply, and only while it is live.
+CREATE TRIGGER moves_append_only_at_ply
+BEFORE INSERT ON moves
+BEGIN
+    SELECT RAISE(ABORT, 'move must be appended at matches.ply of a live match')
+    WHERE NOT EXISTS (
+        SELECT 1 FROM matches
+        WHERE id = NEW.match_id AND status = 'live' AND ply = NEW.ply
+    );
+END;
+
+CREATE TABLE ratings (
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    game        TEXT    NOT NULL,
+    mu          REAL    NOT NULL,
+    sigma       REAL    NOT NULL CHECK (sigma > 0),
+    games       INTEGER NOT NULL DEFAULT 0 CHECK (games >= 0),
+    wins        INTEGER NOT NULL DEFAULT 0 CHECK (wins >= 0),
+    draws       INTEGER NOT NULL DEFAULT 0 CHECK (draws >= 0),
+    losses      INTEGER NOT NULL DEFAULT 0 CHECK (losses >= 0),
+    updated_at  REAL    NOT NULL,
+    CHECK (games = wins + draws + losses),
+    PRIMARY KEY (player_id, game)
+) WITHOUT ROWID;
+
+CREATE INDEX ratings_ordinal ON ratings (game, (mu - 3 * sigma) DESC);
+
+CREATE TABLE guild_settings (
+    guild_id    INTEGER PRIMARY KEY,
+    settings    TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(settings)),
+    updated_at  REAL    NOT NULL
+);
+
+CREATE TABLE agent_memory_meta (
+    kind           TEXT    NOT NULL,
+    name           TEXT    NOT NULL,
+    games_trained  INTEGER NOT NULL DEFAULT 0 CHECK (games_trained >= 0),
+    meta           TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(meta)),
+    created_at     REAL    NOT NULL,
+    updated_at     REAL    NOT NULL,
+    PRIMARY KEY (kind, name)
+) WITHOUT ROWID;
+
+CREATE TABLE agent_memory (
+    kind        TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    key         BLOB NOT NULL,
+    value       BLOB NOT NULL,
+    updated_at  REAL NOT NULL,
+    PRIMARY KEY (kind, name, key),
+    FOREIGN KEY (kind, name) REFERENCES agent_memory_meta (kind, name) ON DELETE CASCADE
+) WITHOUT ROWID;
+"""
+
+#: (version, sql) in ascending order, starting at 1, without gaps.
+MIGRATIONS: list[tuple[int, str]] = [
+    (1, _V1),
+]
+
+LATEST_VERSION: int = MIGRATIONS[-1][0]
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into single statements.
+
+    Uses ``sqlite3.complete_statement`` so semicolons inside string literals
+    and ``CREATE TRIGGER ... BEGIN ...; END`` bodies are handled correctly.
+    """
+    statements: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            stmt = buf.strip()
+            if _strip_comments(stmt) != ";":
+                statements.append(stmt)
+            buf = ""
+    rest = _strip_comments(buf[:-1])  # drop the ';' appended after the last piece
+    if rest:
+        raise ValueError(f"incomplete SQL statement at end of script: {rest[:80]!r}")
+    return statements
+
+
+def _strip_comments(sql: str) -> str:
+    lines = (line.split("--", 1)[0] for line in sql.splitlines())
+    return "\n".join(line for line in lines if line.strip()).strip()
+
+
+def _check_sequence(migrations: Sequence[tuple[int, str]]) -> None:
+    versions = [v for v, _ in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migrations must be numbered 1..N without gaps, got {versions}")
+
+
+_check_sequence(MIGRATIONS)
+
+
+async def user_version(conn: aiosqlite.Connection) -> int:
+    rows = list(await conn.execute_fetchall("PRAGMA user_version"))
+    return int(rows[0][0])
+
+
+async def apply_migrations(
+    conn: aiosqlite.Connection,
+    path: str,
+    migrations: Sequence[tuple[int, str]] = MIGRATIONS,
+) -> int:
+    """Bring the database to the latest version; return that version.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``).  Each
+    migration re-reads ``user_version`` inside its own ``BEGIN IMMEDIATE``, so
+    two processes opening the same fresh file cannot both apply it.
+    """
+    _check_sequence(migrations)
+    known = migrations[-1][0] if migrations else 0
+    current = await user_version(conn)
+    if current > known:
+        raise SchemaTooNewError(path, current, known)
+    for version, sql in migrations:
+        if version <= current:
+            continue
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = await user_version(conn)
+            if current > known:
+                raise SchemaTooNewError(path, current, known)
+            if version <= current:  # another process got there first
+                await conn.execute("COMMIT")
+                continue
+            for stmt in split_statements(sql):
+                await conn.execute(stmt)
+            # PRAGMA does not take parameters; version is an int from our own list.
+            await conn.execute(f"PRAGMA user_version = {int(version)}")
+            await conn.execute("COMMIT")
+        except BaseException as exc:
+            await rollback_quietly(conn)
+            if isinstance(exc, sqlite3.Error):
+                raise MigrationError(
+                    f"migration {version} of {path!r} failed and was rolled back: {exc}"
+                ) from exc
+            raise
+        current = version
+    return current
+
+
+async def rollback_quietly(conn: aiosqlite.Connection) -> None:
+    """ROLLBACK, tolerating "no transaction is active".
+
+    SQLite may already have rolled back by itself (e.g. on SQLITE_FULL), or a
+    COMMIT that was interrupted by cancellation may have completed.
+    """
+    with contextlib.suppress(sqlite3.OperationalError):
+        await conn.execute("ROLLBACK")

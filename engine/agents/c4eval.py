@@ -1,0 +1,300 @@
+"""Static evaluations of Connect Four positions for the search agents (numba, Pons' bitboards).
+
+Three functions from the seeds, all built on the k-cell windows of `engine.games.c4windows`:
+
+* ``"checkers"`` (seed 002, "remaining checkers"): for each direction, the fewest discs a player
+  still needs to complete some window of that direction that holds none of the opponent's discs,
+  counting the "overhead" filler discs (of either colour) that must be dropped under the window's
+  empty cells before they can be played. Filler of a window = the empty cells that lie below one
+  of its cells in the same column and are not themselves window cells, which is what the seed
+  describes ("an extra overhead checker in col 2 to raise the 'O' checker"). A window that is
+  already complete does not count (the game would be over) and a direction without any window
+  counts as `no_window(k) = 2k`. Every remaining value is capped at 2k. The seed's players
+  minimise these numbers; for negamax we use the symmetric score
+  ``sum over the 4 directions of (opponent remaining - my remaining)`` for the side to move.
+* ``"opportunities"`` (seed 000, board value): +1 per own disc per open window through it (a
+  window on the board holding only own discs and empty cells), -1 for each of the opponent's;
+  a won board is +-10000 (`board_value`; the search scores finished games itself).
+* ``"window"`` (seed 003, one-step score): fours * 1e6 + threes - 1e3 * opponent threes, where a
+  three is a window of k-1 own discs and one empty cell. Like seed 003 (and Kaggle's n-step
+  notebook that follows it) the board is scored from the searching agent's own point of view,
+  so inside negamax the value is negated at nodes where the opponent is to move.
+
+`tables(rows, cols, k)` holds the per-size window data the kernels take: each window's mask,
+its "below" mask (cells under the window in its columns, window cells excluded) and where
+each direction's windows start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.games.c4windows import DIRECTIONS, bit, window_cells
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Evaluation names and the ids the numba kernels dispatch on.
+EVALS: tuple[str, ...] = ("checkers", "opportunities", "window")
+CHECKERS, OPPORTUNITIES, WINDOW = 0, 1, 2
+
+#: Seed 000's value of a won (lost) board.
+WON_BOARD = 10_000
+
+_ONE = np.uint64(1)
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_S1, _S2, _S4, _S56 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
+
+
+def _kernel(fn: _F) -> _F:
+    """`njit(cache=True, nogil=True)` with the signature kept for mypy."""
+    return cast(_F, njit(cache=True, nogil=True)(fn))
+
+
+def eval_id(name: str) -> int:
+    """The kernel id of an evaluation name; ValueError naming the choices otherwise."""
+    if name not in EVALS:
+        raise ValueError(f"unknown connect4 eval {name!r}: choose one of {', '.join(EVALS)}")
+    return EVALS.index(name)
+
+
+def no_window(k: int) -> int:
+    """The remaining-checkers value of a direction in which no window can be completed."""
+    return 2 * k
+
+
+Tables = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.int64]]
+
+
+@lru_cache(maxsize=64)
+def tables(rows: int, cols: int, k: int) -> Tables:
+    """(window masks, below masks, direction bounds) for a board.
+
+    The windows come grouped by direction in `DIRECTIONS` order; direction d owns the windows
+    ``bounds[d]:bounds[d + 1]`` (5 bounds).
+    """
+    masks, below, dirs = [], [], []
+    for cells in window_cells(rows, cols, k):
+        dc, dr = cells[1][0] - cells[0][0], cells[1][1] - cells[0][1]
+        wmask = sum(1 << bit(c, r, rows) for c, r in cells)
+        under = 0
+        for c, r in cells:
+            for rr in range(r):
+                under |= 1 << bit(c, rr, rows)
+        masks.append(wmask)
+        below.append(under & ~wmask)
+        dirs.append(DIRECTIONS.index((dc, dr)))
+    bounds = [dirs.index(d) if d in dirs else len(dirs) for d in range(len(DIRECTIONS))]
+    for d in range(len(DIRECTIONS) - 2, -1, -1):  # a direction without windows is empty
+        bounds[d] = min(bounds[d], bounds[d + 1])
+    if dirs != sorted(dirs):
+        raise AssertionError("c4windows must list the windows grouped by direction")
+    return (
+        np.array(masks, dtype=np.uint64),
+        np.array(below, dtype=np.uint64),
+        np.array([*bounds, len(dirs)], dtype=np.int64),
+    )
+
+
+@_kernel
+def popcount64(x: np.uint64) -> int:
+    """Set bits of a uint64 in constant time (SWAR)."""
+    x = x - ((x >> _S1) & _M1)
+    x = (x & _M2) + ((x >> _S2) & _M2)
+    x = (x + (x >> _S4)) & _M4
+    return int((x * _H01) >> _S56)
+
+
+@_kernel
+def _remaining(
+    own: np.uint64,
+    opp: np.uint64,
+    empty: np.uint64,
+    k: int,
+    lo: int,
+    hi: int,
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+) -> int:
+    """The fewest checkers `own` needs (filler included) over windows lo..hi-1, capped at 2k."""
+    best = 2 * k
+    for i in range(lo, hi):
+        w = wmask[i]
+        if w & opp:
+            continue
+        need = k - popcount64(w & own)
+        if need == 0 or need >= best:
+            continue
+        need += popcount64(wbelow[i] & empty)
+        if need < best:
+            best = need
+    return best
+
+
+@_kernel
+def remaining_by_direction(
+    own: np.uint64,
+    opp: np.uint64,
+    empty: np.uint64,
+    k: int,
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> tuple[int, int, int, int]:
+    """Seed 002's remaining checkers of `own` in each direction (vertical, horizontal, up, down)."""
+    return (
+        _remaining(own, opp, empty, k, wdir[0], wdir[1], wmask, wbelow),
+        _remaining(own, opp, empty, k, wdir[1], wdir[2], wmask, wbelow),
+        _remaining(own, opp, empty, k, wdir[2], wdir[3], wmask, wbelow),
+        _remaining(own, opp, empty, k, wdir[3], wdir[4], wmask, wbelow),
+    )
+
+
+@_kernel
+def checkers_score(
+    cur: np.uint64,
+    opp: np.uint64,
+    empty: np.uint64,
+    k: int,
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> int:
+    """Sum over directions of (opponent remaining - my remaining): higher is better for `cur`."""
+    s = 0
+    for d in range(4):
+        s += _remaining(opp, cur, empty, k, wdir[d], wdir[d + 1], wmask, wbelow)
+        s -= _remaining(cur, opp, empty, k, wdir[d], wdir[d + 1], wmask, wbelow)
+    return s
+
+
+@_kernel
+def opportunities_score(cur: np.uint64, opp: np.uint64, wmask: npt.NDArray[np.uint64]) -> int:
+    """Seed 000 without the won-board term: own open-window discs minus the opponent's."""
+    s = 0
+    for i in range(wmask.shape[0]):
+        w = wmask[i]
+        a = w & cur
+        b = w & opp
+        if a and not b:
+            s += popcount64(a)
+        elif b and not a:
+            s -= popcount64(b)
+    return s
+
+
+@_kernel
+def window_counts(
+    own: np.uint64, opp: np.uint64, k: int, wmask: npt.NDArray[np.uint64]
+) -> tuple[int, int, int]:
+    """(own fours, own threes, opponent threes) in seed 003's sense (a 'four' is k own discs)."""
+    fours = threes = othrees = 0
+    for i in range(wmask.shape[0]):
+        w = wmask[i]
+        a = w & own
+        b = w & opp
+        if not b:
+            n = popcount64(a)
+            if n == k:
+                fours += 1
+            elif n == k - 1:
+                threes += 1
+        elif not a and popcount64(b) == k - 1:
+            othrees += 1
+    return fours, threes, othrees
+
+
+@_kernel
+def evaluate(
+    kind: int,
+    cur: np.uint64,
+    mask: np.uint64,
+    board: np.uint64,
+    k: int,
+    ply: int,
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> int:
+    """The static value for the side to move of an unfinished position.
+
+    `ply` counts plies from the search root; only the "window" evaluation uses it, to score from
+    the root player's point of view (even ply: the root player is to move).
+    """
+    opp = cur ^ mask
+    if kind == CHECKERS:
+        return checkers_score(cur, opp, board & ~mask, k, wmask, wbelow, wdir)
+    if kind == OPPORTUNITIES:
+        return opportunities_score(cur, opp, wmask)
+    if ply % 2 == 0:
+        fours, threes, othrees = window_counts(cur, opp, k, wmask)
+        return fours * 1_000_000 + threes - 1000 * othrees
+    fours, threes, othrees = window_counts(opp, cur, k, wmask)
+    return -(fours * 1_000_000 + threes - 1000 * othrees)
+
+
+# -- Python views of the seeds' functions, for tests and explanations ------------------------
+
+
+def _board(rows: int, cols: int) -> int:
+    return sum(((1 << rows) - 1) << (c * (rows + 1)) for c in range(cols))
+
+
+def remaining_checkers(
+    own: int, opp: int, rows: int, cols: int, k: int
+) -> list[tuple[int, int | None]]:
+    """Seed 002's per-direction result (remaining, best column) for the player owning `own`.
+
+    Directions in `DIRECTIONS` order: vertical, horizontal, diagonal up (to the right), diagonal
+    down (to the right). The column is 0-based, None when no window is possible (remaining is
+    then `no_window(k)`). Tie-breaks: among the windows with the fewest remaining checkers the
+    first in `c4windows.window_cells` order wins (leftmost start column, then lowest start row);
+    inside that window the move named is the column needing the most discs (its empty window
+    cells plus filler), the leftmost of equal columns.
+    """
+    mask = own | opp
+    empty = _board(rows, cols) & ~mask
+    heights = [((mask >> (c * (rows + 1))) & ((1 << rows) - 1)).bit_count() for c in range(cols)]
+    best: list[tuple[int, int | None]] = [(no_window(k), None)] * len(DIRECTIONS)
+    for cells in window_cells(rows, cols, k):
+        wmask = sum(1 << bit(c, r, rows) for c, r in cells)
+        if wmask & opp or not wmask & empty:
+            continue
+        need_by_col: dict[int, int] = {}
+        for c, r in cells:
+            if empty >> bit(c, r, rows) & 1:
+                need_by_col[c] = max(need_by_col.get(c, 0), r - heights[c] + 1)
+        total = sum(need_by_col.values())
+        d = DIRECTIONS.index((cells[1][0] - cells[0][0], cells[1][1] - cells[0][1]))
+        total = min(total, no_window(k))
+        if total < best[d][0]:
+            most = max(need_by_col.values())
+            best[d] = (total, min(c for c, n in need_by_col.items() if n == most))
+    return best
+
+
+def board_value(own: int, opp: int, rows: int, cols: int, k: int) -> int:
+    """Seed 000's board value for the player owning `own`: +-10000 if won/lost, else the
+    open-window (opportunity) count difference."""
+    from engine.games import c4kernels as kern
+
+    if kern.is_win(np.uint64(own), rows, k):
+        return WON_BOARD
+    if kern.is_win(np.uint64(opp), rows, k):
+        return -WON_BOARD
+    wmask = tables(rows, cols, k)[0]
+    return int(opportunities_score(np.uint64(own), np.uint64(opp), wmask))
+
+
+def stripes_through(own: int, opp: int, cell: int, rows: int, cols: int, k: int) -> int:
+    """Seed 000's count for one chip: the open windows through the cell `cell` (a bit index)."""
+    wmask = tables(rows, cols, k)[0]
+    return sum(1 for w in wmask.tolist() if w >> cell & 1 and not w & opp)

@@ -1,0 +1,318 @@
+"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` target).
+
+Per move, for four in a row (other variants raise `UnsupportedVariant`):
+
+1. Immediate wins and forced replies are played at once (`c4solver.non_losing`).
+2. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
+   non-losing moves only, centre-first / most-threats-first ordering, and at the depth limit an
+   evaluation of threats (empty cells completing a four, weighted by row parity: the first
+   player wants its threats on odd rows counted from 1, the second on even rows) and of open
+   windows holding one or two discs of one side only.
+3. Exact weak solving (`c4solver` kernels, shared transposition table) of the root and of every
+   child, in rounds with node limits growing 4x per round, until the deadline. A child proven
+   won is played at once; a root proven drawn lets any child proven drawn be played.
+4. When time runs out: the best heuristic move among the moves not proven losing (a proven
+   draw is preferred only when the root is proven drawn).
+
+The clock is checked inside numba every 1024 nodes; the whole move stays within the budget plus
+a few milliseconds. Without a time budget the agent solves to the end (perfect, but early
+positions take minutes).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.agents import c4solver as sv
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.games.base import GameState
+from engine.games.c4windows import window_array
+from engine.games.connect4 import Connect4State
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+
+WIN = 1000  # heuristic scores stay within +-999; proven results are +-(WIN + Pons score)
+DEFAULT_TIME = 0.9
+
+
+def _kernel(fn: _F) -> _F:
+    return cast(_F, njit(cache=True)(fn))
+
+
+@_kernel
+def evaluate(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    h: int,
+    board: np.uint64,
+    odd_rows: np.uint64,
+    windows: U64,
+) -> int:
+    """Heuristic value for the side to move (see the module docstring), within +-999."""
+    opp = cur ^ mask
+    mine = sv.winning_cells(cur, mask, h, board)
+    theirs = sv.winning_cells(opp, mask, h, board)
+    # Rows 1, 3, 5 (bit rows 0, 2, 4) suit the first player, the side to move when ply is even.
+    my_good = odd_rows if ply % 2 == 0 else board & ~odd_rows
+    their_good = board & ~my_good
+    s = 12 * sv.popcount(mine & my_good) + 6 * sv.popcount(mine & ~my_good)
+    s -= 12 * sv.popcount(theirs & their_good) + 6 * sv.popcount(theirs & ~their_good)
+    for i in range(windows.shape[0]):
+        w = windows[i]
+        a = w & cur
+        b = w & opp
+        if a and not b:
+            n = sv.popcount(a)
+            s += 1 if n == 1 else (3 if n == 2 else 0)
+        elif b and not a:
+            n = sv.popcount(b)
+            s -= 1 if n == 1 else (3 if n == 2 else 0)
+    return max(-999, min(999, s))
+
+
+@_kernel
+def _alphabeta(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    depth: int,
+    alpha: int,
+    beta: int,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    odd_rows: np.uint64,
+    windows: U64,
+    colmasks: U64,
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+) -> int:
+    """Depth-limited negamax; the side to move cannot win on the spot (callers check)."""
+    if sv._out_of_budget(stats, deadline):
+        return 0
+    possible = sv.non_losing(cur, mask, h, bottom, board)
+    if possible == np.uint64(0):
+        return -(WIN + (cells - ply) // 2)
+    if ply >= cells - 2:
+        return 0
+    if depth <= 0:
+        return evaluate(cur, mask, ply, h, board, odd_rows, windows)
+    n = 0
+    base = ply * 16
+    for i in range(colmasks.shape[0]):
+        move = possible & colmasks[i]
+        if move:
+            score = sv.popcount(sv.winning_cells(cur | move, mask, h, board))
+            j = n
+            while j > 0 and scorebuf[base + j - 1] < score:
+                movebuf[base + j] = movebuf[base + j - 1]
+                scorebuf[base + j] = scorebuf[base + j - 1]
+                j -= 1
+            movebuf[base + j] = move
+            scorebuf[base + j] = score
+            n += 1
+    for i in range(n):
+        move = movebuf[base + i]
+        score = -_alphabeta(
+            cur ^ mask, mask | move, ply + 1, depth - 1, -beta, -alpha, h, cells, bottom, board,
+            odd_rows, windows, colmasks, movebuf, scorebuf, stats, deadline,
+        )  # fmt: skip
+        if stats[2]:
+            return 0
+        if score >= beta:
+            return score
+        if score > alpha:
+            alpha = score
+    return alpha
+
+
+@_kernel
+def _root_scores(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    depth: int,
+    cols: I64,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    odd_rows: np.uint64,
+    windows: U64,
+    colmasks: U64,
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+    out: I64,
+) -> None:
+    """Heuristic value of each candidate column (exact scores, full window, for ranking)."""
+    for i in range(cols.shape[0]):
+        col = cols[i]
+        move = ((mask + bottom) & board) & (((np.uint64(1) << np.uint64(h - 1)) - np.uint64(1))
+                                            << np.uint64(col * h))  # fmt: skip
+        if sv.winning_cells(cur, mask, h, board) & move:
+            out[i] = WIN + (cells + 1 - ply) // 2
+            continue
+        child_cur = cur ^ mask
+        child_mask = mask | move
+        if sv.can_win_next(child_cur, child_mask, h, bottom, board):
+            out[i] = -(WIN + (cells - ply) // 2)
+            continue
+        out[i] = -_alphabeta(
+            child_cur, child_mask, ply + 1, depth - 1, -10 * WIN, 10 * WIN, h, cells, bottom,
+            board, odd_rows, windows, colmasks, movebuf, scorebuf, stats, deadline,
+        )  # fmt: skip
+        if stats[2]:
+            return
+
+
+class ExpertAgent(Agent):
+    """Solve what can be solved in time, else the best heuristic move among those not lost."""
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        if not isinstance(state, Connect4State):
+            raise TypeError("the perfect agent plays Connect Four only")
+        sv.check_variant(state)
+        t0 = time.perf_counter()
+        moves = require_moves(state)
+        wins = state.winning_moves()
+        if wins:
+            return Decision(move=wins[0], info={"reason": "win now"})
+        safe = sv.non_losing_moves(state)
+        if len(safe) == 1:
+            return Decision(move=safe[0], info={"reason": "only move"})
+        total = budget.time
+        deadline = math.inf if total is None else t0 + total - 0.005
+        node_cap = budget.nodes
+
+        ranking, depth, h_nodes = self._rank(state, safe, t0, total)
+        values: dict[int, int] = {}  # column -> weak value for us (1 win, 0 draw, -1 loss)
+        root: int | None = None
+        limit = 4000
+        nodes = h_nodes
+        children = {c: state.play(c) for c in safe}
+        reason = "timeout"
+        while True:
+            if time.perf_counter() >= deadline or (node_cap is not None and nodes >= node_cap):
+                break
+            round_limit = limit if node_cap is None else min(limit, node_cap - nodes)
+            if root is None:
+                try:
+                    root = sv.solve_weak(state, max_nodes=round_limit, deadline=deadline)
+                except sv.BudgetExceeded:
+                    pass
+                nodes += sv.SearchCounter.last_nodes
+            for col in ranking:
+                if col in values:
+                    continue
+                if root is not None and root < 1 and any(v == root for v in values.values()):
+                    break
+                try:
+                    values[col] = -sv.solve_weak(
+                        children[col], max_nodes=round_limit, deadline=deadline
+                    )
+                except sv.BudgetExceeded:
+                    pass
+                nodes += sv.SearchCounter.last_nodes
+                if values.get(col) == 1:
+                    root = 1
+                    break
+            if root is not None and any(v == root for v in values.values()):
+                reason = "solved"
+                break
+            if len(values) == len(ranking):
+                reason = "solved"
+                break
+            limit *= 4
+        move = self._decide(ranking, values, root)
+        return Decision(
+            move=move,
+            score=float(values[move]) if move in values else None,
+            depth=depth,
+            nodes=nodes,
+            seconds=time.perf_counter() - t0,
+            info={
+                "reason": reason,
+                "root": root,
+                "values": {c + 1: v for c, v in sorted(values.items())},
+                "ranking": [c + 1 for c in ranking],
+                "legal": len(moves),
+            },
+        )
+
+    @staticmethod
+    def _decide(ranking: list[int], values: dict[int, int], root: int | None) -> int:
+        """The move to play given what is proven (see the module docstring)."""
+        if values:
+            best = max(values.values())
+            if best == 1 or (root is not None and best >= root):
+                return next(c for c in ranking if values.get(c) == best)
+            if len(values) == len(ranking):
+                return next(c for c in ranking if values.get(c) == best)
+        open_moves = [c for c in ranking if c not in values]
+        # Unproven moves may still win; a proven draw is the safe choice only when nothing
+        # better is possible, which we only know when the root is proven drawn (handled above).
+        candidates = open_moves or ranking
+        return candidates[0]
+
+    @staticmethod
+    def _rank(
+        state: Connect4State, safe: list[int], t0: float, total: float | None
+    ) -> tuple[list[int], int, int]:
+        """Columns by iterative-deepening heuristic value (centre first on ties)."""
+        ctx = sv._context(state)
+        h, cells, bottom, board = ctx.h, ctx.cells, ctx.bottom, ctx.board
+        odd_rows = np.uint64(sum(1 << (c * h + r) for c in range(state.cols)
+                                 for r in range(0, state.rows, 2)))  # fmt: skip
+        windows = window_array(state.rows, state.cols, 4)
+        order = sv.centre_order(state.cols)
+        cols = np.array([c for c in order if c in safe], dtype=np.int64)
+        stop = math.inf if total is None else t0 + 0.15 * total
+        max_depth = 12 if total is None else 42
+        out = np.zeros(cols.shape[0], dtype=np.int64)
+        best = [int(c) for c in cols]
+        depth_done = 0
+        nodes = 0
+        cur, mask = np.uint64(state.current), np.uint64(state.mask)
+        for depth in range(2, min(max_depth, cells - state.ply) + 1):
+            stats = sv._stats(None)
+            _root_scores(
+                cur, mask, state.ply, depth, cols, h, cells, bottom, board, odd_rows, windows,
+                ctx.colmasks, ctx.movebuf, ctx.scorebuf, stats, stop, out,
+            )  # fmt: skip
+            nodes += int(stats[0])
+            if stats[2]:
+                break
+            ranked = sorted(range(cols.shape[0]), key=lambda i: -int(out[i]))
+            best = [int(cols[i]) for i in ranked]
+            depth_done = depth
+            if time.perf_counter() > t0 + 0.05 * (total or math.inf):
+                break  # the next depth would not finish in the time slot
+        return best, depth_done, nodes
+
+
+AGENT_INFOS = [
+    AgentInfo(
+        "perfect",
+        ("connect4",),
+        "near-perfect Connect Four (four in a row): exact weak solving of every move in the "
+        "time budget, a heuristic alpha-beta when a move cannot be solved in time",
+        ExpertAgent,
+        budget=Budget(time=DEFAULT_TIME),
+    ),
+]

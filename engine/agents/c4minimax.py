@@ -1,0 +1,899 @@
+"""Seed 002's minimax and expectiminimax for Connect Four: numba negamax with alpha-beta.
+
+Shared registry names (read this if you add a game)
+---------------------------------------------------
+The names `minimax` and `expectiminimax` are registered ONCE, here, for both games
+(games=("connect4", "othello")). Their factories, `make_minimax(game, eval)` and
+`make_expectiminimax(game, eval, chance_plies)`, take the registry's `game` parameter and
+dispatch: "connect4" builds `C4Minimax` / `C4Expectiminimax` below; "othello" imports
+`engine.agents.othsearch` lazily and builds `OthelloMinimax(eval=...)` /
+`OthelloExpectiminimax(eval=..., chance_plies=...)` with the same keyword parameters:
+
+* ``eval: str`` - the evaluation. Connect Four: "checkers" (default, seed 002's remaining
+  checkers), "opportunities" (seed 000's board value), "window" (seed 003's one-step score).
+  Othello: "standard" (default; `othsearch.EVALS` may list more). An empty string means the
+  game's default. Unknown names are a ValueError naming the choices.
+* ``chance_plies: int = 2`` (expectiminimax only) - how many plies below the root are chance
+  layers (every reply averaged with equal probability) before plain minimax takes over.
+
+The default budget of both is Budget(depth=3) (seed 002's lookahead). Note that the registry
+merges a user's `time=` with that default depth; pass `depth=` as well to search deeper.
+
+Search (Connect Four)
+---------------------
+Negamax with alpha-beta in numba on Pons' bitboards, iterative deepening, a transposition table
+keyed by Pons' unique key ``current + mask`` (value, depth, bound flag, best column), and move
+ordering: TT move, then two killer moves per ply, then the history heuristic, ties in centre-first
+order. Every node first applies seed 002's special cases: a win available now scores as a win at
+once; if the opponent threatens to win next move only the block is searched (two threats: lost);
+a move directly under an opponent's winning cell is never searched (it loses at once). At the
+root the same rules decide the move without a search: take the win, block the threat.
+Win scores are ``WIN - plies to the win`` so faster wins rank higher.
+
+Time: numba cannot read the clock, so each numba call gets a node limit sized from the speed
+measured so far (at most ~30 ms of work) and stops when it is reached; between calls Python
+checks the deadline. A stopped iteration is resumed by the next call (the transposition table
+keeps the finished subtrees), and only a completed iteration's move is ever played (depth 1
+always completes, so no unexplored move is ever returned).
+
+Expectiminimax: the root is a max node, the next `chance_plies` plies are chance layers (mean
+over every legal reply, a winning reply included) and deeper plies are negamax. Its best value is
+compared with plain minimax at the same depth; the chance line is taken only when it scores
+strictly better. A win or a block at hand is played deterministically. `Decision.info["line"]`
+says "chance" or "minimax" (or "win"/"block"), and when the chance line was taken
+`Decision.info["force_random_reply"] = True`: seed 002's bot-vs-bot rule that the opponent must
+then reply at random (a match option the match runner implements; off by default).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba as nb
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.agents import c4eval
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.games import c4kernels as kern
+from engine.games.base import GameState
+from engine.games.connect4 import Connect4State
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+WIN = 1_000_000_000
+MATE_BOUND = WIN - 10_000  # scores beyond this are proven wins / losses
+INF = WIN + 1
+DEFAULT_DEPTH = 3
+TT_BITS = 20
+
+EXACT, LOWER, UPPER = 0, 1, 2
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_VALUE_BIAS = 1 << 31  # TT values are stored biased, as unsigned 32-bit numbers
+
+# A numba call's node limit is sized to about this much work at the measured speed.
+_CHUNK_SECONDS = 0.03
+_INITIAL_RATE = 1_000_000.0  # nodes/s assumed before the first measurement
+_MARGIN = 0.004  # seconds kept back for the Python side
+
+
+def _kernel(fn: _F) -> _F:
+    return cast(_F, njit(cache=True, nogil=True)(fn))
+
+
+_I64 = nb.types.int64[::1]
+_U64 = nb.types.uint64[::1]
+# The recursive kernels get explicit signatures: numba's cache mislinks a recursive function
+# that is compiled again as another kernel's dependency (numba issues #6061, #6713), so there
+# must be exactly one compiled version, which every caller links against.
+_SEARCH_ARGS = (
+    nb.types.uint64,  # cur
+    nb.types.uint64,  # mask
+    nb.types.int64,  # depth
+)
+_TAIL_ARGS = (
+    _I64,  # g
+    _U64,  # gb
+    _U64,  # tt: (key, packed value and info) pairs
+    _I64,  # killers
+    _I64,  # history
+    _I64,  # stats
+    _I64,  # order
+    _I64,  # buf
+    _U64,  # wmask
+    _U64,  # wbelow
+    _I64,  # wdir
+)
+_NEGAMAX_SIG = nb.types.int64(
+    *_SEARCH_ARGS, nb.types.int64, nb.types.int64, nb.types.int64, *_TAIL_ARGS
+)
+_CHANCE_SIG = nb.types.float64(*_SEARCH_ARGS, nb.types.int64, nb.types.int64, *_TAIL_ARGS)
+
+
+def _recursive(sig: Any) -> Callable[[_F], _F]:
+    def wrap(fn: _F) -> _F:
+        return cast(_F, njit(sig, cache=True, nogil=True)(fn))
+
+    return wrap
+
+
+@_kernel
+def win_cells(bb: np.uint64, mask: np.uint64, board: np.uint64, rows: int, k: int) -> np.uint64:
+    """Empty cells where a disc would complete k in a row for `bb` (any k, any size).
+
+    For each direction d, a cell p completes a line when j discs run from p+d upwards and
+    k-1-j from p-d downwards; shifting by i*d >= 64 would be undefined, such runs are empty.
+    """
+    out = _ZERO
+    for d in (1, rows + 1, rows, rows + 2):
+        for j in range(k):
+            a = _ALL
+            for i in range(1, j + 1):
+                s = i * d
+                a = a & (bb >> np.uint64(s)) if s < 64 else _ZERO
+            if a == _ZERO:
+                continue
+            for i in range(1, k - j):
+                s = i * d
+                a = a & (bb << np.uint64(s)) if s < 64 else _ZERO
+            out |= a
+    return out & board & ~mask
+
+
+@_recursive(_NEGAMAX_SIG)
+def _negamax(
+    cur: np.uint64,
+    mask: np.uint64,
+    depth: int,
+    alpha: int,
+    beta: int,
+    ply: int,
+    g: npt.NDArray[np.int64],
+    gb: npt.NDArray[np.uint64],
+    tt: npt.NDArray[np.uint64],
+    killers: npt.NDArray[np.int64],
+    history: npt.NDArray[np.int64],
+    stats: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    buf: npt.NDArray[np.int64],
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> int:
+    """Negamax value for the side to move (g = rows, cols, k, eval id, tt shift; gb = bottom,
+    board; stats = nodes, node limit, stopped flag). Returns 0 at once once stopped."""
+    stats[0] += 1
+    if stats[0] >= stats[1]:
+        stats[2] = 1
+        return 0
+    rows = g[0]
+    cols = g[1]
+    k = g[2]
+    bottom = gb[0]
+    board = gb[1]
+    legal = (mask + bottom) & board
+    if legal == _ZERO:
+        return 0
+    opp = cur ^ mask
+    if win_cells(cur, mask, board, rows, k) & legal:
+        return WIN - ply - 1
+    oppwin = win_cells(opp, mask, board, rows, k)
+    moves = legal & oppwin
+    if moves:
+        if moves & (moves - _ONE):
+            return -(WIN - ply - 2)
+    else:
+        moves = legal
+    moves &= ~(oppwin >> _ONE)
+    if moves == _ZERO:
+        return -(WIN - ply - 2)
+    if depth <= 0:
+        return c4eval.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir)
+
+    key = cur + mask
+    idx = 2 * ((key * _HASH_MUL) >> np.uint64(g[4]))
+    tt_move = -1
+    if tt[idx] == key:
+        data = tt[idx + 1]
+        info = int(data & _LOW32)
+        tt_move = (info >> 10) - 1
+        if (info & 0xFF) >= depth:
+            v = int(data >> _S32) - _VALUE_BIAS
+            if v > MATE_BOUND:
+                v -= ply
+            elif v < -MATE_BOUND:
+                v += ply
+            flag = (info >> 8) & 3
+            if flag == EXACT:
+                return v
+            if flag == LOWER:
+                alpha = max(alpha, v)
+            else:
+                beta = min(beta, v)
+            if alpha >= beta:
+                return v
+
+    # Order the moves: TT move, killers, history; ties keep the centre-first order.
+    base = ply * 2 * cols
+    n = 0
+    h = rows + 1
+    k1 = killers[2 * ply]
+    k2 = killers[2 * ply + 1]
+    for t in range(cols):
+        c = order[t]
+        if moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h)):
+            if c == tt_move:
+                score = 1 << 50
+            elif c == k1:
+                score = 1 << 49
+            elif c == k2:
+                score = 1 << 48
+            else:
+                score = history[c]
+            j = n
+            while j > 0 and buf[base + cols + j - 1] < score:
+                buf[base + j] = buf[base + j - 1]
+                buf[base + cols + j] = buf[base + cols + j - 1]
+                j -= 1
+            buf[base + j] = c
+            buf[base + cols + j] = score
+            n += 1
+
+    alpha0 = alpha
+    best = -INF
+    best_col = -1
+    for i in range(n):
+        c = buf[base + i]
+        mv = moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
+        v = -_negamax(
+            opp,
+            mask | mv,
+            depth - 1,
+            -beta,
+            -alpha,
+            ply + 1,
+            g,
+            gb,
+            tt,
+            killers,
+            history,
+            stats,
+            order,
+            buf,
+            wmask,
+            wbelow,
+            wdir,
+        )
+        if stats[2]:
+            return 0
+        if v > best:
+            best = v
+            best_col = c
+        if v > alpha:
+            alpha = v
+        if alpha >= beta:
+            if c != tt_move and c != k1:
+                killers[2 * ply + 1] = k1
+                killers[2 * ply] = c
+            history[c] += depth * depth
+            break
+
+    flag = EXACT
+    if best <= alpha0:
+        flag = UPPER
+    elif best >= beta:
+        flag = LOWER
+    stored = best
+    if stored > MATE_BOUND:
+        stored += ply
+    elif stored < -MATE_BOUND:
+        stored -= ply
+    tt[idx] = key
+    info = min(depth, 255) | (flag << 8) | ((best_col + 1) << 10)
+    tt[idx + 1] = (np.uint64(stored + _VALUE_BIAS) << _S32) | np.uint64(info)
+    return best
+
+
+@_kernel
+def _root(
+    cur: np.uint64,
+    mask: np.uint64,
+    depth: int,
+    first: int,
+    g: npt.NDArray[np.int64],
+    gb: npt.NDArray[np.uint64],
+    tt: npt.NDArray[np.uint64],
+    killers: npt.NDArray[np.int64],
+    history: npt.NDArray[np.int64],
+    stats: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    buf: npt.NDArray[np.int64],
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+    root_vals: npt.NDArray[np.int64],
+) -> tuple[int, int]:
+    """One alpha-beta iteration at the root: (best column, its value); `first` is tried first.
+
+    Moves that lose at once (under an opponent's winning cell) are searched only when nothing
+    else is legal. `root_vals[c]` gets each searched column's value (a bound for non-best ones).
+    """
+    rows = g[0]
+    cols = g[1]
+    k = g[2]
+    h = rows + 1
+    board = gb[1]
+    legal = (mask + gb[0]) & board
+    opp = cur ^ mask
+    oppwin = win_cells(opp, mask, board, rows, k)
+    moves = legal & ~(oppwin >> _ONE)
+    if moves == _ZERO:
+        moves = legal
+    alpha = -INF
+    best_col = -1
+    for t in range(cols + 1):
+        c = first if t == 0 else order[t - 1]
+        if c < 0 or (t > 0 and c == first):
+            continue
+        mv = moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
+        if mv == _ZERO:
+            continue
+        if kern.is_win(cur | mv, rows, k):
+            v = WIN - 1
+        else:
+            v = -_negamax(
+                opp,
+                mask | mv,
+                depth - 1,
+                -INF,
+                -alpha,
+                1,
+                g,
+                gb,
+                tt,
+                killers,
+                history,
+                stats,
+                order,
+                buf,
+                wmask,
+                wbelow,
+                wdir,
+            )
+        if stats[2]:
+            return best_col, alpha
+        root_vals[c] = v
+        if v > alpha:
+            alpha = v
+            best_col = c
+    return best_col, alpha
+
+
+@_recursive(_CHANCE_SIG)
+def _chance(
+    cur: np.uint64,
+    mask: np.uint64,
+    depth: int,
+    chance_left: int,
+    ply: int,
+    g: npt.NDArray[np.int64],
+    gb: npt.NDArray[np.uint64],
+    tt: npt.NDArray[np.uint64],
+    killers: npt.NDArray[np.int64],
+    history: npt.NDArray[np.int64],
+    stats: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    buf: npt.NDArray[np.int64],
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> float:
+    """Value for the side to move when it plays uniformly at random (a chance layer)."""
+    stats[0] += 1
+    rows = g[0]
+    cols = g[1]
+    k = g[2]
+    h = rows + 1
+    board = gb[1]
+    legal = (mask + gb[0]) & board
+    if legal == _ZERO:
+        return 0.0
+    if depth <= 0:
+        return float(c4eval.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir))
+    opp = cur ^ mask
+    total = 0.0
+    n = 0
+    for c in range(cols):
+        mv = legal & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
+        if mv == _ZERO:
+            continue
+        n += 1
+        if kern.is_win(cur | mv, rows, k):
+            total += WIN - ply - 1
+        elif (mask | mv) == board:
+            total += 0.0
+        elif chance_left > 1:
+            total -= _chance(
+                opp,
+                mask | mv,
+                depth - 1,
+                chance_left - 1,
+                ply + 1,
+                g,
+                gb,
+                tt,
+                killers,
+                history,
+                stats,
+                order,
+                buf,
+                wmask,
+                wbelow,
+                wdir,
+            )
+        else:
+            total -= _negamax(
+                opp,
+                mask | mv,
+                depth - 1,
+                -INF,
+                INF,
+                ply + 1,
+                g,
+                gb,
+                tt,
+                killers,
+                history,
+                stats,
+                order,
+                buf,
+                wmask,
+                wbelow,
+                wdir,
+            )
+        if stats[2]:
+            return 0.0
+    return total / n
+
+
+@_kernel
+def _chance_root(
+    cur: np.uint64,
+    mask: np.uint64,
+    depth: int,
+    chance_plies: int,
+    g: npt.NDArray[np.int64],
+    gb: npt.NDArray[np.uint64],
+    tt: npt.NDArray[np.uint64],
+    killers: npt.NDArray[np.int64],
+    history: npt.NDArray[np.int64],
+    stats: npt.NDArray[np.int64],
+    order: npt.NDArray[np.int64],
+    buf: npt.NDArray[np.int64],
+    wmask: npt.NDArray[np.uint64],
+    wbelow: npt.NDArray[np.uint64],
+    wdir: npt.NDArray[np.int64],
+) -> tuple[int, float]:
+    """The root max node over chance layers: (best column, expected value), centre-first ties."""
+    rows = g[0]
+    cols = g[1]
+    k = g[2]
+    h = rows + 1
+    board = gb[1]
+    legal = (mask + gb[0]) & board
+    opp = cur ^ mask
+    best = -2.0 * INF
+    best_col = -1
+    for t in range(cols):
+        c = order[t]
+        mv = legal & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
+        if mv == _ZERO:
+            continue
+        if kern.is_win(cur | mv, rows, k):
+            v = float(WIN - 1)
+        elif (mask | mv) == board:
+            v = 0.0
+        elif chance_plies > 0:
+            v = -_chance(
+                opp,
+                mask | mv,
+                depth - 1,
+                chance_plies,
+                1,
+                g,
+                gb,
+                tt,
+                killers,
+                history,
+                stats,
+                order,
+                buf,
+                wmask,
+                wbelow,
+                wdir,
+            )
+        else:
+            v = -float(
+                _negamax(
+                    opp,
+                    mask | mv,
+                    depth - 1,
+                    -INF,
+                    INF,
+                    1,
+                    g,
+                    gb,
+                    tt,
+                    killers,
+                    history,
+                    stats,
+                    order,
+                    buf,
+                    wmask,
+                    wbelow,
+                    wdir,
+                )
+            )
+        if stats[2]:
+            return best_col, best
+        if v > best:
+            best = v
+            best_col = c
+    return best_col, best
+
+
+def centre_order(cols: int) -> list[int]:
+    """Columns from the centre outwards, left before right on equal distance."""
+    return sorted(range(cols), key=lambda c: (abs(2 * c - (cols - 1)), c))
+
+
+class _Search:
+    """The per-move search state: board tables, transposition table, heuristics, counters."""
+
+    def __init__(self, state: Connect4State, eval_name: str) -> None:
+        rows, cols, k = state.rows, state.cols, state.k
+        self.state = state
+        self.g = np.array([rows, cols, k, c4eval.eval_id(eval_name), 64 - TT_BITS], np.int64)
+        self.gb = np.array(
+            [kern.bottom_mask(rows, cols), kern.board_mask(rows, cols)], dtype=np.uint64
+        )
+        self.tt = np.zeros(2 << TT_BITS, np.uint64)
+        max_ply = rows * cols + 2
+        self.killers = np.full(2 * max_ply, -1, np.int64)
+        self.history = np.zeros(64, np.int64)
+        self.order = np.array(centre_order(cols), np.int64)
+        self.buf = np.zeros(max_ply * 2 * cols, np.int64)
+        self.wmask, self.wbelow, self.wdir = c4eval.tables(rows, cols, k)
+        self.cur = np.uint64(state.current)
+        self.mask = np.uint64(state.mask)
+        self.nodes = 0
+        self.rate = _INITIAL_RATE
+
+    def run(self, fn: Callable[[npt.NDArray[np.int64]], Any], limit: int) -> tuple[Any, bool]:
+        """Call `fn(stats)` with a node limit; (result, completed)."""
+        stats = np.array([0, max(limit, 1), 0], np.int64)
+        t0 = time.perf_counter()
+        out = fn(stats)
+        dt = time.perf_counter() - t0
+        self.nodes += int(stats[0])
+        if dt > 0.002 and stats[0] > 1000:
+            self.rate = stats[0] / dt
+        return out, not stats[2]
+
+    def chunked(
+        self,
+        fn: Callable[[npt.NDArray[np.int64]], Any],
+        deadline: float | None,
+        node_budget: int | None,
+    ) -> tuple[Any, bool]:
+        """Run `fn(stats)` to completion in node-limited chunks: (result, completed in time).
+
+        Each chunk is sized to about `_CHUNK_SECONDS` at the measured speed; between chunks the
+        deadline and node budget are checked. A stopped chunk is resumed by the next one: the
+        transposition table keeps every subtree that was finished.
+        """
+        while True:
+            limit = 1 << 62
+            if node_budget is not None:
+                limit = node_budget - self.nodes
+                if limit <= 0:
+                    return None, False
+            if deadline is not None:
+                left = deadline - time.perf_counter() - _MARGIN
+                if left <= 0:
+                    return None, False
+                limit = min(limit, max(500, int(self.rate * min(_CHUNK_SECONDS, left))))
+            out, completed = self.run(fn, limit)
+            if completed:
+                return out, True
+
+    def iterate(
+        self,
+        fn: Callable[[int, npt.NDArray[np.int64]], Any],
+        deadline: float | None,
+        node_budget: int | None,
+        max_depth: int,
+        done: Callable[[Any], bool],
+    ) -> tuple[Any, int]:
+        """Iterative deepening of `fn(depth, stats)`: (last completed result, its depth).
+
+        Depth 1 always completes (a handful of nodes), so there always is an explored move.
+        """
+        result, _ = self.run(lambda stats: fn(1, stats), 1 << 62)
+        reached = 1
+        for depth in range(2, max_depth + 1):
+            if done(result):
+                break
+
+            def step(stats: npt.NDArray[np.int64], d: int = depth) -> Any:
+                return fn(d, stats)
+
+            out, completed = self.chunked(step, deadline, node_budget)
+            if not completed:
+                break
+            result, reached = out, depth
+        return result, reached
+
+    def minimax(
+        self, deadline: float | None, node_budget: int | None, max_depth: int
+    ) -> tuple[int, int, int, dict[int, int]]:
+        """(best column, value, depth reached, the best value of every completed depth)."""
+        cols = int(self.g[1])
+        values: dict[int, int] = {}
+        best = [-1]
+
+        def step(depth: int, stats: npt.NDArray[np.int64]) -> tuple[int, int]:
+            vals = np.full(cols, -INF, np.int64)
+            col, val = _root(
+                self.cur,
+                self.mask,
+                depth,
+                best[0],
+                self.g,
+                self.gb,
+                self.tt,
+                self.killers,
+                self.history,
+                stats,
+                self.order,
+                self.buf,
+                self.wmask,
+                self.wbelow,
+                self.wdir,
+                vals,
+            )
+            if not stats[2]:
+                best[0] = int(col)
+                values[depth] = int(val)
+            return int(col), int(val)
+
+        def done(result: tuple[int, int]) -> bool:
+            return abs(result[1]) > MATE_BOUND
+
+        (col, val), reached = self.iterate(step, deadline, node_budget, max_depth, done)
+        return col, val, reached, values
+
+    def expecti(
+        self, depth: int, chance_plies: int, deadline: float | None, node_budget: int | None
+    ) -> tuple[int, float] | None:
+        """The chance-line search at exactly `depth` (None if it could not finish in time)."""
+
+        def step(stats: npt.NDArray[np.int64]) -> tuple[int, float]:
+            col, val = _chance_root(
+                self.cur,
+                self.mask,
+                depth,
+                chance_plies,
+                self.g,
+                self.gb,
+                self.tt,
+                self.killers,
+                self.history,
+                stats,
+                self.order,
+                self.buf,
+                self.wmask,
+                self.wbelow,
+                self.wdir,
+            )
+            return int(col), float(val)
+
+        result, completed = self.chunked(step, deadline, node_budget)
+        return cast(tuple[int, float], result) if completed else None
+
+
+def _empties(state: Connect4State) -> int:
+    return state.rows * state.cols - state.ply
+
+
+def forced_move(state: Connect4State) -> tuple[int, str] | None:
+    """Seed 002's special cases at the root: (column, "win") or (column, "block"), else None.
+
+    Among several winning or blocking columns the one nearest the centre is played.
+    """
+    order = centre_order(state.cols)
+    wins = set(state.winning_moves())
+    if wins:
+        return next(c for c in order if c in wins), "win"
+    board = kern.board_mask(state.rows, state.cols)
+    threats = int(
+        win_cells(np.uint64(state.opponent), np.uint64(state.mask), board, state.rows, state.k)
+    )
+    legal = int(kern.legal_mask(np.uint64(state.mask), state.rows, state.cols))
+    blocks = threats & legal
+    if blocks:
+        h = state.rows + 1
+        return next(c for c in order if (blocks >> (c * h)) & ((1 << h) - 1)), "block"
+    return None
+
+
+def _require_c4(state: GameState, who: str) -> Connect4State:
+    if not isinstance(state, Connect4State):
+        raise TypeError(f"{who} got a {state.game} state; it plays Connect Four here")
+    require_moves(state)
+    return state
+
+
+def _max_depth(state: Connect4State, budget: Budget) -> int:
+    if budget.depth is not None:
+        return max(1, min(budget.depth, _empties(state)))
+    if budget.time is None and budget.nodes is None:
+        return min(DEFAULT_DEPTH, _empties(state))
+    return _empties(state)
+
+
+class C4Minimax(Agent):
+    """Seed 002's minimax: iterative-deepening alpha-beta negamax with a static evaluation."""
+
+    def __init__(self, eval: str = "checkers") -> None:
+        c4eval.eval_id(eval)
+        self.eval = eval
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        start = time.perf_counter()
+        c4 = _require_c4(state, "minimax")
+        forced = forced_move(c4)
+        if forced is not None:
+            return Decision(forced[0], depth=0, info={"line": forced[1], "eval": self.eval})
+        search = _Search(c4, self.eval)
+        col, val, depth, _ = search.minimax(
+            budget.deadline(start), budget.nodes, _max_depth(c4, budget)
+        )
+        return Decision(
+            col,
+            score=float(val),
+            depth=depth,
+            nodes=search.nodes,
+            seconds=time.perf_counter() - start,
+            info={"line": "minimax", "eval": self.eval},
+        )
+
+
+class C4Expectiminimax(Agent):
+    """Seed 002's expectiminimax: chance layers below the root, compared with plain minimax."""
+
+    def __init__(self, eval: str = "checkers", chance_plies: int = 2) -> None:
+        c4eval.eval_id(eval)
+        if chance_plies < 0:
+            raise ValueError(f"chance_plies must be >= 0, got {chance_plies}")
+        self.eval = eval
+        self.chance_plies = chance_plies
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        start = time.perf_counter()
+        c4 = _require_c4(state, "expectiminimax")
+        forced = forced_move(c4)
+        info: dict[str, Any] = {"eval": self.eval, "chance_plies": self.chance_plies}
+        if forced is not None:
+            info["line"] = forced[1]
+            return Decision(forced[0], depth=0, info=info)
+        deadline = budget.deadline(start)
+        # Half the time for minimax; then the chance line deepens (reusing the transposition
+        # table) up to the depth minimax reached, and is compared with minimax at equal depth.
+        mm_deadline = None if deadline is None else start + (deadline - start) / 2
+        search = _Search(c4, self.eval)
+        col, val, depth, values = search.minimax(mm_deadline, budget.nodes, _max_depth(c4, budget))
+        chance: tuple[int, float] | None = None
+        chance_depth = 0
+        for d in range(min(depth, self.chance_plies + 1), depth + 1):
+            result = search.expecti(d, self.chance_plies, deadline, budget.nodes)
+            if result is None:
+                break
+            chance, chance_depth = result, d
+        info.update(minimax_value=float(val), minimax_move=col)
+        move, score, line = col, float(val), "minimax"
+        if chance is not None:
+            info.update(chance_value=chance[1], chance_move=chance[0], chance_depth=chance_depth)
+            if chance[1] > values[chance_depth] + 1e-6:
+                move, score, line = chance[0], chance[1], "chance"
+                info["force_random_reply"] = True
+        info["line"] = line
+        return Decision(
+            move,
+            score=score,
+            depth=depth,
+            nodes=search.nodes,
+            seconds=time.perf_counter() - start,
+            info=info,
+        )
+
+
+# -- shared registry factories (see the module docstring) -----------------------------------
+
+
+def _othello_evals() -> tuple[str, ...]:
+    from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+
+    return tuple(getattr(othsearch, "EVALS", ("standard",)))
+
+
+def _check_eval(game: str, eval: str) -> str:
+    if game == "connect4":
+        name = eval or "checkers"
+        c4eval.eval_id(name)
+        return name
+    if game == "othello":
+        name = eval or "standard"
+        choices = _othello_evals()
+        if name not in choices:
+            raise ValueError(f"unknown othello eval {name!r}: choose one of {', '.join(choices)}")
+        return name
+    raise ValueError(f"minimax plays connect4 and othello, not {game!r}")
+
+
+def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
+    """The `minimax` agent of `game` (connect4: C4Minimax, othello: othsearch.OthelloMinimax)."""
+    name = _check_eval(game, eval)
+    if game == "othello":
+        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+
+        return cast(Agent, othsearch.OthelloMinimax(eval=name))
+    return C4Minimax(eval=name)
+
+
+def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: int = 2) -> Agent:
+    """The `expectiminimax` agent of `game` (othello: othsearch.OthelloExpectiminimax)."""
+    name = _check_eval(game, eval)
+    if game == "othello":
+        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+
+        return cast(Agent, othsearch.OthelloExpectiminimax(eval=name, chance_plies=chance_plies))
+    return C4Expectiminimax(eval=name, chance_plies=chance_plies)
+
+
+def warm() -> None:
+    """Compile or load every kernel of this module (a worker calls this before its first move)."""
+    rng = random.Random(0)
+    state = Connect4State.from_moves("4435")
+    for name in c4eval.EVALS:
+        C4Minimax(eval=name).choose(state, Budget(depth=2), rng)
+        C4Expectiminimax(eval=name).choose(state, Budget(depth=3), rng)
+
+
+AGENT_INFOS = [
+    AgentInfo(
+        "minimax",
+        ("connect4", "othello"),
+        "seed 002: alpha-beta minimax, iterative deepening, transposition table; "
+        "eval=checkers|opportunities|window (connect4), standard (othello)",
+        make_minimax,
+        budget=Budget(depth=DEFAULT_DEPTH),
+    ),
+    AgentInfo(
+        "expectiminimax",
+        ("connect4", "othello"),
+        "seed 002: the first chance_plies replies averaged, then minimax; takes the chance "
+        "line only when it beats plain minimax (and then asks for a random reply)",
+        make_expectiminimax,
+        budget=Budget(depth=DEFAULT_DEPTH),
+    ),
+]

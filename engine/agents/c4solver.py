@@ -1,0 +1,554 @@
+"""Pascal Pons' perfect Connect Four solver in numba, and the `solver` agent.
+
+The algorithm is the one of Pons' "Solving Connect 4: how to build a perfect AI" (blog.gamesolver
+.org), step for step:
+
+* negamax with alpha-beta on the bitboards of `c4kernels` (``current`` = side to move, ``mask`` =
+  all discs, cell (col, row) = bit ``col * (rows + 1) + row``);
+* a null-window search driven by a dichotomy on the score (`_solve`), so every search is a cheap
+  yes/no question "is the score above `med`?";
+* the score is Pons': ``(cells + 1 - n) // 2`` for a win with the n-th disc of the game, positive
+  when the side to move wins, 0 for a draw, negative when it loses (``cells = rows * cols``);
+* anticipation of losing moves: only moves that do not hand the opponent an immediate win are
+  searched (`_non_losing`), and a position where the opponent has two threats is lost at once;
+* move ordering by the number of winning cells (open threes) a move creates, centre columns
+  first on ties;
+* a transposition table keyed by ``current + mask`` (unique for a position), storing an upper or
+  a lower bound of the score in one byte with Pons' encoding.
+
+Only k = 4 on boards with at least 4 columns and ``(rows + 1) * cols <= 64`` is supported (the
+threat detection is written for lines of four); anything else raises `UnsupportedVariant`.
+
+The numba search checks a node limit and a `time.perf_counter()` deadline every 1024 nodes (the
+clock is read through a tiny `objmode` block, about a microsecond), so a caller can give up: on
+an exhausted budget the public functions raise `BudgetExceeded`. Entries written before the abort
+stay valid (only completed sub-searches write to the table), so a retry with a bigger budget
+reuses them: the table lives in the process and survives between calls (`reset` clears it).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit, objmode
+
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.games.base import GameState
+from engine.games.connect4 import Connect4State
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+#: Transposition table entries (a prime, so ``key % size`` spreads keys well): 4M entries of
+#: 8 + 1 bytes, about 38 MB per process, allocated on the first solve.
+TABLE_SIZE = 4194301
+
+# stats array slots
+_NODES, _LIMIT, _ABORTED, _NEXT_CHECK = 0, 1, 2, 3
+_CHECK_EVERY = 1024
+
+
+def _kernel(fn: _F) -> _F:
+    return cast(_F, njit(cache=True)(fn))
+
+
+class UnsupportedVariant(ValueError):
+    """The solver only handles k = 4 with cols >= 4 and (rows + 1) * cols <= 64."""
+
+
+class BudgetExceeded(RuntimeError):
+    """The node limit or the deadline ran out before the answer was known."""
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernels
+
+
+@_kernel
+def now() -> float:
+    """`time.perf_counter()` from inside numba code (an objmode block, ~1 us)."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@_kernel
+def popcount(x: np.uint64) -> int:
+    """Set bits of a uint64 (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@_kernel
+def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> np.uint64:
+    """Empty cells that would complete a line of four for the discs `pos` (Pons' k = 4 trick).
+
+    `h` is rows + 1 (the column stride); the four steps are 1 (vertical), h (horizontal),
+    h - 1 and h + 1 (the diagonals). Cells need not be playable yet: these are all threats.
+    """
+    one = np.uint64(1)
+    r = (pos << one) & (pos << np.uint64(2)) & (pos << np.uint64(3))
+    for step in (h, h - 1, h + 1):
+        d = np.uint64(step)
+        d2 = np.uint64(2 * step)
+        d3 = np.uint64(3 * step)
+        p = (pos << d) & (pos << d2)
+        r |= p & (pos << d3)
+        r |= p & (pos >> d)
+        p = (pos >> d) & (pos >> d2)
+        r |= p & (pos << d)
+        r |= p & (pos >> d3)
+    return r & (board ^ mask)
+
+
+@_kernel
+def non_losing(
+    cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
+) -> np.uint64:
+    """Playable cells that do not let the opponent win next move (0: every move loses).
+
+    A forced block is the only candidate; two forced blocks mean the game is lost; and no move
+    may go right under an opponent threat.
+    """
+    possible = (mask + bottom) & board
+    opp_win = winning_cells(cur ^ mask, mask, h, board)
+    forced = possible & opp_win
+    if forced:
+        if forced & (forced - np.uint64(1)):
+            return np.uint64(0)
+        possible = forced
+    return possible & ~(opp_win >> np.uint64(1))
+
+
+@_kernel
+def can_win_next(
+    cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
+) -> bool:
+    """Whether the side to move has a move that wins on the spot."""
+    return (winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0)
+
+
+@_kernel
+def _out_of_budget(stats: I64, deadline: float) -> bool:
+    """Count a node; every 1024 nodes compare against the node limit and the clock."""
+    stats[_NODES] += 1
+    if stats[_NODES] >= stats[_NEXT_CHECK]:
+        stats[_NEXT_CHECK] = stats[_NODES] + _CHECK_EVERY
+        if stats[_NODES] >= stats[_LIMIT] or now() > deadline:
+            stats[_ABORTED] = 1
+    return stats[_ABORTED] != 0
+
+
+@_kernel
+def _negamax(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    alpha: int,
+    beta: int,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    colmasks: U64,
+    keys: U64,
+    vals: npt.NDArray[np.uint8],
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+) -> int:
+    """Pons' negamax: the exact score if in (alpha, beta), else a bound on the right side.
+
+    Preconditions: alpha < beta and the side to move cannot win on the spot. On abort the value
+    is meaningless (callers check ``stats[_ABORTED]``) and nothing is written to the table.
+    """
+    if _out_of_budget(stats, deadline):
+        return 0
+    possible = non_losing(cur, mask, h, bottom, board)
+    if possible == _ZERO:
+        return -((cells - ply) // 2)
+    if ply >= cells - 2:
+        return 0
+    lo = -((cells - 2 - ply) // 2)
+    if alpha < lo:
+        alpha = lo
+        if alpha >= beta:
+            return alpha
+    hi = (cells - 1 - ply) // 2
+    min_score = -(cells // 2) + 3
+    max_score = (cells + 1) // 2 - 3
+    key = cur + mask
+    slot = key % np.uint64(keys.shape[0])
+    if keys[slot] == key and vals[slot] != 0:  # 0 marks an empty slot (the empty board has key 0)
+        val = int(vals[slot])
+        if val > max_score - min_score + 1:  # a lower bound
+            lb = val + 2 * min_score - max_score - 2
+            if alpha < lb:
+                alpha = lb
+                if alpha >= beta:
+                    return alpha
+        else:  # an upper bound
+            ub = val + min_score - 1
+            if beta > ub:
+                beta = ub
+                if alpha >= beta:
+                    return beta
+    if beta > hi:
+        beta = hi
+        if alpha >= beta:
+            return beta
+    # Order the candidates: most threats created first; centre first among equals.
+    n = 0
+    for i in range(colmasks.shape[0]):
+        move = possible & colmasks[i]
+        if move:
+            score = popcount(winning_cells(cur | move, mask, h, board))
+            j = n
+            while j > 0 and scorebuf[ply * 16 + j - 1] < score:
+                movebuf[ply * 16 + j] = movebuf[ply * 16 + j - 1]
+                scorebuf[ply * 16 + j] = scorebuf[ply * 16 + j - 1]
+                j -= 1
+            movebuf[ply * 16 + j] = move
+            scorebuf[ply * 16 + j] = score
+            n += 1
+    for i in range(n):
+        move = movebuf[ply * 16 + i]
+        score = -_negamax(
+            cur ^ mask,
+            mask | move,
+            ply + 1,
+            -beta,
+            -alpha,
+            h,
+            cells,
+            bottom,
+            board,
+            colmasks,
+            keys,
+            vals,
+            movebuf,
+            scorebuf,
+            stats,
+            deadline,
+        )
+        if stats[_ABORTED]:
+            return 0
+        if score >= beta:
+            keys[slot] = key
+            vals[slot] = np.uint8(score + max_score - 2 * min_score + 2)
+            return score
+        if score > alpha:
+            alpha = score
+    keys[slot] = key
+    vals[slot] = np.uint8(alpha - min_score + 1)
+    return alpha
+
+
+@_kernel
+def _tdiv2(x: int) -> int:
+    """x / 2 truncated toward zero, as in C (Pons' dichotomy relies on it)."""
+    return -((-x) // 2) if x < 0 else x // 2
+
+
+@_kernel
+def _solve(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    weak: bool,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    colmasks: U64,
+    keys: U64,
+    vals: npt.NDArray[np.uint8],
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+) -> int:
+    """The score of a position by null-window dichotomy (weak: only its sign is exact)."""
+    if can_win_next(cur, mask, h, bottom, board):
+        return (cells + 1 - ply) // 2
+    lo = -((cells - ply) // 2)
+    hi = (cells + 1 - ply) // 2
+    if weak:
+        lo = -1
+        hi = 1
+    while lo < hi:
+        med = lo + (hi - lo) // 2
+        if med <= 0 and _tdiv2(lo) < med:
+            med = _tdiv2(lo)
+        elif med >= 0 and _tdiv2(hi) > med:
+            med = _tdiv2(hi)
+        r = _negamax(
+            cur,
+            mask,
+            ply,
+            med,
+            med + 1,
+            h,
+            cells,
+            bottom,
+            board,
+            colmasks,
+            keys,
+            vals,
+            movebuf,
+            scorebuf,
+            stats,
+            deadline,
+        )
+        if stats[_ABORTED]:
+            return 0
+        if r <= med:
+            hi = r
+        else:
+            lo = r
+    return lo
+
+
+@_kernel
+def _best_moves(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    colmasks: U64,
+    colidx: I64,
+    keys: U64,
+    vals: npt.NDArray[np.uint8],
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+) -> tuple[int, int]:
+    """(score, bit set of the columns reaching it): one null-window test per move."""
+    s = _solve(
+        cur, mask, ply, False, h, cells, bottom, board, colmasks, keys, vals, movebuf, scorebuf,
+        stats, deadline,
+    )  # fmt: skip
+    if stats[_ABORTED]:
+        return 0, 0
+    best = 0
+    possible = (mask + bottom) & board
+    opp_threats = winning_cells(cur ^ mask, mask, h, board)
+    for i in range(colmasks.shape[0]):
+        move = possible & colmasks[i]
+        if move == _ZERO:
+            continue
+        if winning_cells(cur, mask, h, board) & move:
+            v = (cells + 1 - ply) // 2
+        elif opp_threats & ((mask | move) + bottom) & board:
+            v = -((cells - ply) // 2)  # the opponent wins with its next disc
+        else:
+            # v >= s exactly when the child's score is <= -s.
+            r = _negamax(
+                cur ^ mask, mask | move, ply + 1, -s, -s + 1, h, cells, bottom, board, colmasks,
+                keys, vals, movebuf, scorebuf, stats, deadline,
+            )  # fmt: skip
+            if stats[_ABORTED]:
+                return 0, 0
+            v = s if r <= -s else s - 1
+        if v >= s:
+            best |= 1 << colidx[i]
+    return s, best
+
+
+# --------------------------------------------------------------------------------------------
+# Python side
+
+
+class _Context:
+    """Per-variant constants and the shared search buffers of this process."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        self.rows, self.cols = rows, cols
+        self.h = rows + 1
+        self.cells = rows * cols
+        self.bottom = np.uint64(sum(1 << (c * self.h) for c in range(cols)))
+        self.board = np.uint64(int(self.bottom) * ((1 << rows) - 1))
+        order = centre_order(cols)
+        self.colidx = np.array(order, dtype=np.int64)
+        self.colmasks = np.array(
+            [((1 << rows) - 1) << (c * self.h) for c in order], dtype=np.uint64
+        )
+        self.movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
+        self.scorebuf = np.zeros((self.cells + 2) * 16, dtype=np.int64)
+
+
+_CONTEXTS: dict[tuple[int, int], _Context] = {}
+_TABLE: dict[str, Any] = {}
+
+
+def centre_order(cols: int) -> list[int]:
+    """Columns from the centre outwards (Pons' column order): 3, 2, 4, 1, 5, 0, 6 on 7 columns."""
+    return [cols // 2 + (1 - 2 * (i % 2)) * ((i + 1) // 2) for i in range(cols)]
+
+
+def check_variant(state: Connect4State) -> None:
+    """Raise UnsupportedVariant unless the solver handles this board."""
+    if state.k != 4 or state.cols < 4 or state.cols > 16:
+        raise UnsupportedVariant(
+            f"the perfect solver handles four in a row on 4..16 columns, not {state.variant}"
+        )
+
+
+def _context(state: Connect4State) -> _Context:
+    check_variant(state)
+    ctx = _CONTEXTS.get((state.rows, state.cols))
+    if ctx is None:
+        ctx = _CONTEXTS[(state.rows, state.cols)] = _Context(state.rows, state.cols)
+    variant = (state.rows, state.cols)
+    if _TABLE.get("variant") != variant:  # keys of two board sizes could collide: start afresh
+        if "keys" not in _TABLE:
+            _TABLE["keys"] = np.zeros(TABLE_SIZE, dtype=np.uint64)
+            _TABLE["vals"] = np.zeros(TABLE_SIZE, dtype=np.uint8)
+        else:
+            _TABLE["keys"].fill(0)
+        _TABLE["variant"] = variant
+    return ctx
+
+
+def reset() -> None:
+    """Forget everything the transposition table learned (benchmarks time cold solves)."""
+    if "keys" in _TABLE:
+        _TABLE["keys"].fill(0)
+
+
+def _stats(max_nodes: int | None) -> I64:
+    stats = np.zeros(4, dtype=np.int64)
+    stats[_LIMIT] = max_nodes if max_nodes is not None else np.iinfo(np.int64).max
+    stats[_NEXT_CHECK] = _CHECK_EVERY
+    return stats
+
+
+class SearchCounter:
+    """Nodes searched by the last call of this module (for benchmarks and Decision.nodes)."""
+
+    last_nodes: int = 0
+
+
+def _finish(stats: I64) -> None:
+    SearchCounter.last_nodes = int(stats[_NODES])
+    if stats[_ABORTED]:
+        raise BudgetExceeded(f"gave up after {int(stats[_NODES])} nodes")
+
+
+def _run_solve(
+    state: Connect4State, weak: bool, max_nodes: int | None, deadline: float | None
+) -> int:
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to solve")
+    ctx = _context(state)
+    stats = _stats(max_nodes)
+    score = _solve(
+        np.uint64(state.current), np.uint64(state.mask), state.ply, weak, ctx.h, ctx.cells,
+        ctx.bottom, ctx.board, ctx.colmasks, _TABLE["keys"], _TABLE["vals"], ctx.movebuf,
+        ctx.scorebuf, stats, math.inf if deadline is None else deadline,
+    )  # fmt: skip
+    _finish(stats)
+    return int(score)
+
+
+def solve(
+    state: Connect4State, *, max_nodes: int | None = None, deadline: float | None = None
+) -> int:
+    """Pons' score of an unfinished position: > 0 the side to move wins (sooner = larger), 0 a
+    draw, < 0 it loses. Raises BudgetExceeded past `max_nodes` or the perf_counter `deadline`."""
+    return _run_solve(state, False, max_nodes, deadline)
+
+
+def solve_weak(
+    state: Connect4State, *, max_nodes: int | None = None, deadline: float | None = None
+) -> int:
+    """Only the outcome: 1 the side to move wins, 0 draw, -1 it loses (much faster than solve)."""
+    score = _run_solve(state, True, max_nodes, deadline)
+    return (score > 0) - (score < 0)
+
+
+def best_moves(
+    state: Connect4State, *, max_nodes: int | None = None, deadline: float | None = None
+) -> tuple[int, list[int]]:
+    """(score, every column whose move keeps that exact score), columns ascending."""
+    if state.is_over():
+        raise ValueError("the game is over: there is no move")
+    ctx = _context(state)
+    stats = _stats(max_nodes)
+    score, best = _best_moves(
+        np.uint64(state.current), np.uint64(state.mask), state.ply, ctx.h, ctx.cells, ctx.bottom,
+        ctx.board, ctx.colmasks, ctx.colidx, _TABLE["keys"], _TABLE["vals"], ctx.movebuf,
+        ctx.scorebuf, stats, math.inf if deadline is None else deadline,
+    )  # fmt: skip
+    _finish(stats)
+    return int(score), [c for c in range(state.cols) if best >> c & 1]
+
+
+def non_losing_moves(state: Connect4State) -> list[int]:
+    """Columns that do not allow an immediate win by the opponent, or all if there is none."""
+    ctx = _context(state)
+    bits = int(
+        non_losing(np.uint64(state.current), np.uint64(state.mask), ctx.h, ctx.bottom, ctx.board)
+    )
+    col = (1 << ctx.h) - 1
+    moves = [c for c in range(state.cols) if bits >> (c * ctx.h) & col]
+    return moves or state.legal_moves()
+
+
+class SolverAgent(Agent):
+    """Plays a perfect move: every column keeping the solved score, one picked at random.
+
+    Without a time budget it thinks as long as the solve takes (minutes on an early board).
+    With one, an unfinished solve falls back to the centre-most move that does not lose at once
+    (`info["solved"]` tells which happened); the `perfect` agent is the one for timed play.
+    """
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        if not isinstance(state, Connect4State):
+            raise TypeError("the solver plays Connect Four only")
+        moves = require_moves(state)
+        t0 = time.perf_counter()
+        try:
+            score, best = best_moves(state, max_nodes=budget.nodes, deadline=budget.deadline(t0))
+        except BudgetExceeded:
+            safe = non_losing_moves(state)
+            move = min(safe, key=lambda c: abs(2 * c - (state.cols - 1)))
+            return Decision(
+                move=move, nodes=SearchCounter.last_nodes, info={"solved": False, "moves": moves}
+            )
+        return Decision(
+            move=rng.choice(best),
+            score=score,
+            nodes=SearchCounter.last_nodes,
+            seconds=time.perf_counter() - t0,
+            info={"solved": True, "best": best},
+        )
+
+
+AGENT_INFOS = [
+    AgentInfo(
+        "solver",
+        ("connect4",),
+        "Pascal Pons' perfect solver (four in a row): a move keeping the exact solved score; "
+        "no time limit by default (early positions can take minutes)",
+        SolverAgent,
+    ),
+]

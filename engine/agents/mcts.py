@@ -1,0 +1,400 @@
+"""Seed 002's Monte Carlo tree search (UCT with random playouts) for Connect Four and Othello.
+
+The seed's algorithm, as written there: walk down the tree; at a node whose children are not all
+visited yet pick one of the unvisited children at random, otherwise the child with the best UCT
+score ``wins / visits + c * sqrt(ln(parent visits) / visits)`` (c = 1.4, "SquareRoot(2)"); play a
+uniformly random game from the new leaf; add one visit and the result (win 1, draw 0.5, loss 0,
+from the point of view of the player who moved into the node) to every node on the path;
+10,000 simulations; finally play "the column that leads to the highest ratio" of wins to plays.
+
+The move choice guards that last rule against a child visited only a handful of times whose
+ratio is high by luck: `pick="ratio"` takes the best ratio among the root children that got at
+least 10% of the visits of the most visited child (the most visited child always qualifies, so
+in practice: a well-explored child). `pick="visits"` is the usual robust child (most visits).
+
+Implementation: the tree lives in preallocated numpy arrays (first child, child count, move,
+visits, wins, terminal value) and the whole loop runs in numba, in chunks of iterations so the
+Python side can check the clock between chunks (a chunk is sized from the measured speed to last
+~10 ms, so a time budget is kept to within a few ms). A leaf is expanded (all children created)
+on its second visit; a capacity cap (1M nodes, ~32 MB) stops further expansion, after which
+the remaining iterations run playouts from the existing leaves. Node positions are not stored:
+the walk replays the moves from the root on two bitboards. No tree reuse between moves.
+
+The `mcts` registry entry serves both games; its factory dispatches on the `game` the registry
+passes. Othello passes are explicit tree moves (PASS = 64), as in the game's own move list.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.games import c4kernels as c4k
+from engine.games import othkernels as ok
+from engine.games.base import GameState
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+U64 = npt.NDArray[np.uint64]
+
+DEFAULT_SIMULATIONS = 10_000
+MAX_NODES = 1 << 20
+_PASS = 64
+_UNKNOWN = -2.0  # terminal status not computed yet
+_ONGOING = -1.0  # not a finished game
+_MIN_SHARE = 0.1  # pick="ratio": only children with >= 10% of the top visit count
+
+
+def _kernel(fn: _F) -> _F:
+    return cast(_F, njit(cache=True)(fn))
+
+
+@_kernel
+def _select_child(
+    node: int,
+    child_start: I32,
+    child_count: I32,
+    visits: I64,
+    wins: F64,
+    c: float,
+    rng: np.uint64,
+) -> tuple[int, np.uint64]:
+    """A random unvisited child if there is one, else the child with the best UCT score."""
+    start = child_start[node]
+    count = child_count[node]
+    unvisited = 0
+    for i in range(start, start + count):
+        if visits[i] == 0:
+            unvisited += 1
+    if unvisited:
+        rng = c4k.xorshift(rng)
+        r = int((rng >> np.uint64(32)) % np.uint64(unvisited))
+        for i in range(start, start + count):
+            if visits[i] == 0:
+                if r == 0:
+                    return i, rng
+                r -= 1
+    log_n = math.log(visits[node])
+    best = start
+    best_u = -1.0
+    for i in range(start, start + count):
+        u = wins[i] / visits[i] + c * math.sqrt(log_n / visits[i])
+        if u > best_u:
+            best_u = u
+            best = i
+    return best, rng
+
+
+@_kernel
+def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
+    """Add the playout result along the path; `reward` is for the mover into path[depth]."""
+    for d in range(depth, -1, -1):
+        node = path[d]
+        visits[node] += 1
+        wins[node] += reward
+        reward = 1.0 - reward
+
+
+@_kernel
+def c4_iterations(
+    cur0: np.uint64,
+    mask0: np.uint64,
+    rows: int,
+    cols: int,
+    k: int,
+    iterations: int,
+    c: float,
+    child_start: I32,
+    child_count: I32,
+    moves: I32,
+    visits: I64,
+    wins: F64,
+    term: F64,
+    counts: I64,
+    state: U64,
+    path: I32,
+) -> None:
+    """Run Connect Four MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
+    h = rows + 1
+    bottom = c4k.bottom_mask(rows, cols)
+    board = c4k.board_mask(rows, cols)
+    n_nodes = counts[0]
+    rng = state[0]
+    cap = child_start.shape[0]
+    for _ in range(iterations):
+        node = 0
+        cur = cur0
+        mask = mask0
+        depth = 0
+        path[0] = 0
+        reward = 0.5
+        while True:
+            if term[node] == _UNKNOWN:
+                if c4k.is_win(cur ^ mask, rows, k):
+                    term[node] = 1.0
+                elif mask == board:
+                    term[node] = 0.5
+                else:
+                    term[node] = _ONGOING
+            if term[node] != _ONGOING:
+                reward = term[node]
+                break
+            if child_count[node] < 0:
+                if (node != 0 and visits[node] == 0) or n_nodes + cols > cap:
+                    result, rng = c4k._playout(cur, mask, rows, cols, k, rng)
+                    reward = 0.5 - 0.5 * result  # result is for the side to move at node
+                    break
+                legal = (mask + bottom) & board
+                child_start[node] = n_nodes
+                count = 0
+                for col in range(cols):
+                    if legal & c4k.column_mask(col, rows):
+                        moves[n_nodes] = col
+                        visits[n_nodes] = 0
+                        wins[n_nodes] = 0.0
+                        child_count[n_nodes] = -1
+                        term[n_nodes] = _UNKNOWN
+                        n_nodes += 1
+                        count += 1
+                child_count[node] = count
+            node, rng = _select_child(node, child_start, child_count, visits, wins, c, rng)
+            col = moves[node]
+            bit = (mask + (np.uint64(1) << np.uint64(col * h))) & c4k.column_mask(col, rows)
+            cur, mask = cur ^ mask, mask | bit
+            depth += 1
+            path[depth] = node
+        _backup(path, depth, reward, visits, wins)
+    counts[0] = n_nodes
+    state[0] = rng
+
+
+@_kernel
+def oth_iterations(
+    me0: np.uint64,
+    opp0: np.uint64,
+    iterations: int,
+    c: float,
+    child_start: I32,
+    child_count: I32,
+    moves: I32,
+    visits: I64,
+    wins: F64,
+    term: F64,
+    counts: I64,
+    state: U64,
+    path: I32,
+) -> None:
+    """Run Othello MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
+    n_nodes = counts[0]
+    rng = state[0]
+    cap = child_start.shape[0]
+    for _ in range(iterations):
+        node = 0
+        me = me0
+        opp = opp0
+        depth = 0
+        path[0] = 0
+        reward = 0.5
+        while True:
+            legal = ok.legal_mask(me, opp)
+            if term[node] == _UNKNOWN:
+                if legal == np.uint64(0) and ok.legal_mask(opp, me) == np.uint64(0):
+                    mine = ok.popcount(me)
+                    theirs = ok.popcount(opp)  # the discs of the mover into this node
+                    term[node] = 1.0 if theirs > mine else (0.5 if theirs == mine else 0.0)
+                else:
+                    term[node] = _ONGOING
+            if term[node] != _ONGOING:
+                reward = term[node]
+                break
+            if child_count[node] < 0:
+                if (node != 0 and visits[node] == 0) or n_nodes + 64 > cap:
+                    result, rng = ok._playout(me, opp, rng)
+                    reward = 0.5 - 0.5 * result
+                    break
+                child_start[node] = n_nodes
+                count = 0
+                if legal == np.uint64(0):
+                    moves[n_nodes] = _PASS
+                    visits[n_nodes] = 0
+                    wins[n_nodes] = 0.0
+                    child_count[n_nodes] = -1
+                    term[n_nodes] = _UNKNOWN
+                    n_nodes += 1
+                    count = 1
+                while legal:
+                    bit = legal & (~legal + np.uint64(1))
+                    legal ^= bit
+                    moves[n_nodes] = ok.bit_index(bit)
+                    visits[n_nodes] = 0
+                    wins[n_nodes] = 0.0
+                    child_count[n_nodes] = -1
+                    term[n_nodes] = _UNKNOWN
+                    n_nodes += 1
+                    count += 1
+                child_count[node] = count
+            node, rng = _select_child(node, child_start, child_count, visits, wins, c, rng)
+            sq = moves[node]
+            if sq == _PASS:
+                me, opp = opp, me
+            else:
+                f = ok.flips(me, opp, sq)
+                me, opp = opp ^ f, me | f | (np.uint64(1) << np.uint64(sq))
+            depth += 1
+            path[depth] = node
+        _backup(path, depth, reward, visits, wins)
+    counts[0] = n_nodes
+    state[0] = rng
+
+
+class _Tree:
+    """The preallocated node arrays of one search."""
+
+    def __init__(self, capacity: int, seed: int) -> None:
+        self.child_start = np.zeros(capacity, dtype=np.int32)
+        self.child_count = np.full(capacity, -1, dtype=np.int32)
+        self.moves = np.zeros(capacity, dtype=np.int32)
+        self.visits = np.zeros(capacity, dtype=np.int64)
+        self.wins = np.zeros(capacity, dtype=np.float64)
+        self.term = np.full(capacity, _UNKNOWN, dtype=np.float64)
+        self.counts = np.ones(1, dtype=np.int64)
+        self.state = np.array([c4k.seed_rng(seed)], dtype=np.uint64)
+        self.path = np.zeros(256, dtype=np.int32)
+
+    def root_children(self) -> list[tuple[int, int, float]]:
+        """(move, visits, wins) of every root child."""
+        start, count = int(self.child_start[0]), int(self.child_count[0])
+        return [
+            (int(self.moves[i]), int(self.visits[i]), float(self.wins[i]))
+            for i in range(start, start + max(count, 0))
+        ]
+
+
+def pick_move(children: list[tuple[int, int, float]], pick: str) -> tuple[int, float]:
+    """The chosen root move and its win ratio (see the module docstring for the two rules)."""
+    visited = [ch for ch in children if ch[1] > 0]
+    top = max(v for _, v, _ in visited)
+    if pick == "visits":
+        move, v, w = max(visited, key=lambda ch: ch[1])
+        return move, w / v
+    floor = max(1.0, _MIN_SHARE * top)
+    eligible = [ch for ch in visited if ch[1] >= floor]
+    move, v, w = max(eligible, key=lambda ch: (ch[2] / ch[1], ch[1]))
+    return move, w / v
+
+
+class MCTSAgent(Agent):
+    """UCT with random playouts (seed 002) for Connect Four or Othello.
+
+    `c` is the exploration constant, `pick` "ratio" (seed: best win ratio among well-visited
+    children) or "visits" (most visited child). Budget: `nodes` simulations (default 10,000)
+    and/or `time` seconds, whichever ends first.
+    """
+
+    def __init__(self, game: str = "connect4", c: float = 1.4, pick: str = "ratio") -> None:
+        if game not in ("connect4", "othello"):
+            raise ValueError(f"mcts plays connect4 or othello, not {game!r}")
+        if pick not in ("ratio", "visits"):
+            raise ValueError(f"unknown pick {pick!r}: ratio or visits")
+        if not c >= 0:
+            raise ValueError(f"the exploration constant c must be >= 0, got {c}")
+        self.game = game
+        self.c = float(c)
+        self.pick = pick
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        t0 = time.perf_counter()
+        deadline = budget.deadline(t0)
+        legal = require_moves(state)
+        seed = rng.getrandbits(63)
+        if len(legal) == 1:
+            return Decision(move=legal[0], nodes=0, info={"forced": True})
+        sims = budget.nodes
+        if sims is None:
+            sims = DEFAULT_SIMULATIONS if deadline is None else 1 << 62
+        fanout = 8 if state.game == "connect4" else 33
+        capacity = min(MAX_NODES, sims * fanout + 64)
+        tree = _Tree(capacity, seed)
+        run = self._runner(state, tree)
+        done = 0
+        chunk = 1000
+        while done < sims:
+            n = min(chunk, sims - done)
+            c0 = time.perf_counter()
+            run(n)
+            done += n
+            now = time.perf_counter()
+            if deadline is not None:
+                if now >= deadline - 0.002:
+                    break
+                rate = n / max(now - c0, 1e-6)
+                # ~10 ms chunks, and never past the deadline at the measured speed.
+                chunk = max(64, int(min(rate * 0.01, rate * (deadline - now) * 0.8)))
+            else:
+                chunk = 20_000
+        children = tree.root_children()
+        move, ratio = pick_move(children, self.pick)
+        return Decision(
+            move=move,
+            score=ratio,
+            nodes=done,
+            seconds=time.perf_counter() - t0,
+            info={
+                "simulations": done,
+                "tree_nodes": int(tree.counts[0]),
+                "children": {state.move_to_str(m): (v, round(w / v, 4) if v else None)
+                             for m, v, w in children},
+            },
+        )  # fmt: skip
+
+    def _runner(self, state: GameState, tree: _Tree) -> Callable[[int], None]:
+        """A function running n iterations of the game's kernel on `tree`."""
+        from engine.games.connect4 import Connect4State
+        from engine.games.othello import OthelloState
+
+        if isinstance(state, Connect4State):
+            cur, mask = np.uint64(state.current), np.uint64(state.mask)
+            rows, cols, k = state.rows, state.cols, state.k
+
+            def run_c4(n: int) -> None:
+                c4_iterations(
+                    cur, mask, rows, cols, k, n, self.c, tree.child_start, tree.child_count,
+                    tree.moves, tree.visits, tree.wins, tree.term, tree.counts, tree.state, tree.path,
+                )  # fmt: skip
+
+            return run_c4
+        if isinstance(state, OthelloState):
+            me, opp = np.uint64(state.me), np.uint64(state.opp)
+
+            def run_oth(n: int) -> None:
+                oth_iterations(
+                    me, opp, n, self.c, tree.child_start, tree.child_count, tree.moves,
+                    tree.visits, tree.wins, tree.term, tree.counts, tree.state, tree.path,
+                )  # fmt: skip
+
+            return run_oth
+        raise TypeError(f"mcts cannot play {state.game}")
+
+
+AGENT_INFOS = [
+    AgentInfo(
+        "mcts",
+        ("connect4", "othello"),
+        "seed 002: Monte Carlo tree search, UCT c=1.4, random playouts, 10,000 simulations; "
+        "plays the best win ratio among well-visited moves",
+        MCTSAgent,
+        defaults={"c": 1.4, "pick": "ratio"},
+        budget=Budget(nodes=DEFAULT_SIMULATIONS),
+    ),
+]

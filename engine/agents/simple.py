@@ -1,0 +1,65 @@
+"""Baseline agents: uniform random, and seed 003's one-step lookahead for Connect Four."""
+
+from __future__ import annotations
+
+import random
+
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.games.base import GameState
+from engine.games.c4windows import count_windows, window_masks
+
+
+class RandomAgent(Agent):
+    """A uniformly random legal move: the floor every other agent is measured against."""
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        return Decision(move=rng.choice(require_moves(state)))
+
+
+def onestep_score(current: int, mask: int, rows: int, cols: int, k: int, col: int) -> float:
+    """Seed 003's score of dropping a disc in `col`: fours*1e6 + threes - 1e3*opponent threes.
+
+    `current` holds the mover's discs before the move. A "four" is a window of k own discs, a
+    "three" a window with k-1 own discs and one empty cell (seed 003's count_windows).
+    """
+    shift = col * (rows + 1)
+    move_bit = (mask + (1 << shift)) & (((1 << rows) - 1) << shift)  # lowest empty cell
+    new_mask = mask | move_bit
+    own = current | move_bit
+    opp = own ^ new_mask
+    full = sum(((1 << rows) - 1) << (c * (rows + 1)) for c in range(cols))
+    empty = full & ~new_mask
+    masks = window_masks(rows, cols, k)
+    fours = count_windows(own, empty, masks, k, k)
+    threes = count_windows(own, empty, masks, k, k - 1)
+    threes_opp = count_windows(opp, empty, masks, k, k - 1)
+    return fours * 1e6 + threes - 1e3 * threes_opp
+
+
+class OneStepAgent(Agent):
+    """Seed 003 (Kaggle's one-step lookahead): best board after my move, ties at random."""
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        from engine.games.connect4 import Connect4State
+
+        if not isinstance(state, Connect4State):
+            raise TypeError("onestep plays Connect Four only")
+        moves = require_moves(state)
+        scores = {
+            col: onestep_score(state.current, state.mask, state.rows, state.cols, state.k, col)
+            for col in moves
+        }
+        best = max(scores.values())
+        col = rng.choice([c for c in moves if scores[c] == best])
+        return Decision(move=col, score=best, depth=1, nodes=len(moves))
+
+
+AGENT_INFOS = [
+    AgentInfo("random", ("connect4", "othello"), "a uniformly random legal move", RandomAgent),
+    AgentInfo(
+        "onestep",
+        ("connect4",),
+        "seed 003: one-step lookahead, fours*1e6 + threes - 1e3*opponent threes",
+        OneStepAgent,
+    ),
+]

@@ -1,0 +1,175 @@
+"""`python -m engine`: agents, serve, perft, match (more subcommands join as they land)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+
+from engine.agents import registry
+from engine.agents.base import Agent, Decision
+from engine.games import GAMES, new_game
+from engine.games.base import GameState
+from engine.play import Progress, play_game
+
+
+def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--game", choices=GAMES, required=required, help="which game")
+    p.add_argument("--variant", default=None, help="Connect Four size, e.g. 7x6k4 (cols x rows)")
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    for game in [args.game] if args.game else list(GAMES):
+        print(f"{game}:")
+        for info in registry.agents_for(game):
+            print(f"  {info.name:<16} {info.description}")
+        for level in registry.LEVELS[game].values():
+            print(f"  {level.name:<16} level: {level.description}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from engine.serve import serve
+
+    try:
+        settings = registry.parse_settings(args.set or [])
+        spec, budget = registry.resolve(args.agent, args.game, settings)
+        agent = registry.build(spec, args.game)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # Undecodable bytes become U+FFFD and then a parse error, instead of killing the loop.
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    serve(args.game, agent, budget, args.seed, stdin, sys.stdout, args.variant)
+    return 0
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    state = new_game(args.game, args.variant)
+    perft = state.perft  # type: ignore[attr-defined]
+    for depth in range(1, args.depth + 1):
+        t0 = time.perf_counter()
+        count = perft(depth)
+        elapsed = time.perf_counter() - t0
+        print(f"{depth} {count}", flush=True)
+        if args.timing:
+            print(f"# {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _labels(names: Sequence[str]) -> list[str]:
+    """Unique result labels: 'random,random' becomes 'random' and 'random#2'."""
+    out: list[str] = []
+    for name in names:
+        label, n = name, 2
+        while label in out:
+            label, n = f"{name}#{n}", n + 1
+        out.append(label)
+    return out
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.agents.split(",")]
+    if len(names) != 2 or not all(names):
+        print("error: --agents takes exactly two agents, e.g. random,onestep", file=sys.stderr)
+        return 2
+    try:
+        resolved = [registry.resolve(n, args.game) for n in names]
+        agents: list[Agent] = [registry.build(spec, args.game) for spec, _ in resolved]
+        budgets = [budget for _, budget in resolved]
+        start = new_game(args.game, args.variant)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    labels = _labels(names)
+    rng = random.Random(args.seed)
+    table = {label: {"wins": 0, "draws": 0, "losses": 0} for label in labels}
+    show = args.games == 1 and not args.json
+    progress = Progress(args.games, f"{labels[0]} vs {labels[1]}", force=False)
+    for i in range(args.games):
+        order = (0, 1) if i % 2 == 0 else (1, 0)  # colours alternate
+        seat_agents = (agents[order[0]], agents[order[1]])
+        seat_budgets = (budgets[order[0]], budgets[order[1]])
+        if show:
+            print(f"{labels[order[0]]} moves first against {labels[order[1]]}\n")
+            print(start.render_emoji(), "\n", flush=True)
+
+        def on_move(state: GameState, decision: Decision, order: tuple[int, int] = order) -> None:
+            if show:
+                mover = labels[order[(state.ply - 1) % 2]]
+                print(f"move {state.ply}: {mover} plays {state.move_to_str(decision.move)}")
+                print(state.render_emoji(last=decision.move), "\n", flush=True)
+                if args.delay:
+                    time.sleep(args.delay)
+
+        record = play_game(start, seat_agents, seat_budgets, rng, on_move)
+        outcome = record.outcome
+        assert outcome is not None
+        for seat, idx in enumerate(order):
+            result = outcome.result_for(seat)
+            key = "wins" if result == 1 else "losses" if result == 0 else "draws"
+            table[labels[idx]][key] += 1
+        if show:
+            if outcome.winner is None:
+                print("Draw.")
+            else:
+                print(f"{labels[order[outcome.winner]]} wins ({outcome.termination.value}).")
+            if outcome.score is not None:
+                print(f"Final score {outcome.score[0]}-{outcome.score[1]}")
+        progress.update()
+    if args.json:
+        print(json.dumps({"game": args.game, "games": args.games, "results": table}))
+    elif not show:
+        width = max(len(label) for label in labels) + 2
+        print(f"{'agent':<{width}}{'W':>6}{'D':>6}{'L':>6}{'score%':>8}")
+        for label in labels:
+            row = table[label]
+            pct = 100 * (row["wins"] + 0.5 * row["draws"]) / args.games
+            print(
+                f"{label:<{width}}{row['wins']:>6}{row['draws']:>6}{row['losses']:>6}{pct:>7.1f}%"
+            )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("agents", help="list every agent and level")
+    p.add_argument("--game", choices=GAMES)
+    p.set_defaults(func=cmd_agents)
+
+    p = sub.add_parser("serve", help="answer positions on stdin with moves on stdout")
+    _add_game(p)
+    p.add_argument("--agent", required=True, help="agent or level, e.g. random or minimax:depth=4")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="agent parameter")
+    p.add_argument("--seed", type=int, default=None)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("perft", help="count leaf positions to each depth")
+    _add_game(p)
+    p.add_argument("--depth", type=int, required=True)
+    p.add_argument("--timing", action="store_true", help="print each depth's time on stderr")
+    p.set_defaults(func=cmd_perft)
+
+    p = sub.add_parser("match", help="play agents against each other")
+    _add_game(p)
+    p.add_argument("--agents", required=True, help="two agents, e.g. random,onestep")
+    p.add_argument("--games", type=int, default=1)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="print one JSON object of results")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds between shown moves")
+    p.set_defaults(func=cmd_match)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "games", 1) < 1:
+        print("error: --games must be at least 1", file=sys.stderr)
+        return 2
+    return int(args.func(args))

@@ -1,0 +1,91 @@
+"""Playing whole games between agents: the loop behind `match`, `arena` and training."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.agents.base import Agent, Budget, Decision
+from engine.games.base import GameState, Move, Outcome
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """A finished game: the start, every move with its decision, and the outcome."""
+
+    start: GameState
+    moves: list[Move] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    final: GameState | None = None
+    outcome: Outcome | None = None
+
+
+def play_game(
+    start: GameState,
+    agents: tuple[Agent, Agent],
+    budgets: tuple[Budget, Budget],
+    rng: random.Random,
+    on_move: Callable[[GameState, Decision], None] | None = None,
+) -> GameRecord:
+    """Play `agents[0]` (player 0) against `agents[1]` from `start` to the end."""
+    record = GameRecord(start=start)
+    state = start
+    while not state.is_over():
+        side = state.to_move()
+        t0 = time.perf_counter()
+        decision = agents[side].choose(state, budgets[side], rng)
+        decision.seconds = decision.seconds or time.perf_counter() - t0
+        state = state.play(decision.move)
+        record.moves.append(decision.move)
+        record.decisions.append(decision)
+        if on_move is not None:
+            on_move(state, decision)
+    record.final = state
+    record.outcome = state.outcome()
+    return record
+
+
+def random_opening(start: GameState, plies: int, rng: random.Random) -> GameState:
+    """`plies` random moves from `start` (stopping short of a finished game), to vary openings."""
+    state = start
+    for _ in range(plies):
+        moves = state.legal_moves()
+        if not moves:
+            break
+        nxt = state.play(rng.choice(moves))
+        if nxt.is_over():
+            break
+        state = nxt
+    return state
+
+
+class Progress:
+    """A one-line progress bar on stderr (silent when stderr is not a terminal unless forced)."""
+
+    def __init__(self, total: int, label: str = "", force: bool = False) -> None:
+        self.total = max(total, 1)
+        self.label = label
+        self.done = 0
+        self.start = time.perf_counter()
+        self.enabled = force or sys.stderr.isatty()
+        self._last = 0.0
+
+    def update(self, n: int = 1, extra: str = "") -> None:
+        self.done += n
+        now = time.perf_counter()
+        if not self.enabled or (now - self._last < 0.1 and self.done < self.total):
+            return
+        self._last = now
+        width = 30
+        filled = int(width * self.done / self.total)
+        rate = self.done / max(now - self.start, 1e-9)
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(
+            f"\r{self.label} [{bar}] {self.done}/{self.total} {rate:.1f}/s {extra}".rstrip()
+        )
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -1,0 +1,24 @@
+"""Compile (or load from numba's cache) every hot kernel, so a process's first real move is fast.
+
+The engine pool calls this in each worker as it starts; `bot.py` and the CLI do not need to.
+"""
+
+from __future__ import annotations
+
+import random
+
+from engine.agents import registry
+from engine.agents.base import Budget
+from engine.games import GAMES, new_game
+
+
+def warm_up() -> None:
+    """Play one quick move with every registered agent in every game it plays."""
+    rng = random.Random(0)
+    for game in GAMES:
+        state = new_game(game)
+        state.perft(2)  # type: ignore[attr-defined]
+        for info in registry.agents_for(game):
+            spec, _ = registry.resolve(info.name, game)
+            agent = registry.build(spec, game)
+            agent.choose(state, Budget(time=0.05, nodes=200, depth=2), rng)

@@ -1,0 +1,40 @@
+"""Ratings with openskill (Plackett-Luce): one rating per player per game, ranked by ordinal.
+
+openskill is MIT-licensed, typed and ~20 us per 1v1 update with draws supported (DESIGN.md
+section 7). People and each agent level get ratings, so people see where they stand against the
+ladder; the lobby decides which games are rated (no self-play, no farming).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from openskill.models import PlackettLuce
+
+_MODEL = PlackettLuce()
+DEFAULT_MU = _MODEL.mu
+DEFAULT_SIGMA = _MODEL.sigma
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    mu: float = DEFAULT_MU
+    sigma: float = DEFAULT_SIGMA
+
+    @property
+    def ordinal(self) -> float:
+        """The conservative estimate used for ranking: mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+
+def rate_1v1(first: Skill, second: Skill, score_first: float) -> tuple[Skill, Skill]:
+    """New skills after one game; `score_first` is 1 (first won), 0.5 (draw) or 0."""
+    if score_first not in (0.0, 0.5, 1.0):
+        raise ValueError(f"a game score is 0, 0.5 or 1, not {score_first}")
+    ranks: list[float] = [0.0, 1.0] if score_first == 1.0 else [1.0, 0.0]
+    if score_first == 0.5:
+        ranks = [0.0, 0.0]
+    a = _MODEL.rating(mu=first.mu, sigma=first.sigma)
+    b = _MODEL.rating(mu=second.mu, sigma=second.sigma)
+    [[a2], [b2]] = _MODEL.rate([[a], [b]], ranks=ranks)
+    return Skill(a2.mu, a2.sigma), Skill(b2.mu, b2.sigma)

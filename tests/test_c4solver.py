@@ -1,0 +1,130 @@
+"""Pascal Pons' solver against his published test sets, and the agents built on it."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.agents import c4solver, registry
+from engine.agents.base import Budget
+from engine.games.connect4 import Connect4State
+
+DATA = Path(__file__).parent / "data"
+
+
+def load(name: str) -> list[tuple[str, int]]:
+    out = []
+    for line in (DATA / name).read_text().splitlines():
+        if line.strip():
+            moves, score = line.split()
+            out.append((moves, int(score)))
+    return out
+
+
+# Pons' sets: Test_L3_R1 (End-Easy), Test_L2_R1 (Middle-Easy), Test_L1_R1 (Begin-Easy).
+END = load("pons_end_easy.txt")
+MIDDLE = load("pons_middle_easy.txt")
+BEGIN = load("pons_begin_easy.txt")
+ALL = END + MIDDLE + BEGIN
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def move_value(state: Connect4State, col: int) -> int:
+    """Exact Pons score of playing `col`, for the side to move."""
+    child = state.play(col)
+    if child.is_over():
+        outcome = child.outcome()
+        assert outcome is not None
+        return 0 if outcome.winner is None else (state.rows * state.cols + 1 - state.ply) // 2
+    return -c4solver.solve(child)
+
+
+def test_fixtures_cover_the_three_easy_sets() -> None:
+    assert len(END) >= 20 and len(MIDDLE) >= 20 and len(BEGIN) >= 5
+
+
+@pytest.mark.parametrize(("moves", "score"), ALL)
+def test_exact_scores_match_pons(moves: str, score: int) -> None:
+    state = Connect4State.from_moves(moves)
+    assert c4solver.solve(state) == score
+    assert c4solver.solve_weak(state) == sign(score)
+
+
+@pytest.mark.parametrize(("moves", "score"), END + MIDDLE[:10])
+def test_best_moves_are_exactly_the_moves_keeping_the_score(moves: str, score: int) -> None:
+    state = Connect4State.from_moves(moves)
+    got, best = c4solver.best_moves(state)
+    assert got == score
+    values = {col: move_value(state, col) for col in state.legal_moves()}
+    assert best == sorted(c for c, v in values.items() if v == score)
+    assert max(values.values()) == score
+
+
+def test_empty_board_first_moves() -> None:
+    # Known values: the empty board is +1 (only the centre wins); after 4 then 4, X wins with 4.
+    state = Connect4State.from_moves("44444")
+    score, best = c4solver.best_moves(state)
+    assert score == c4solver.solve(state)
+    assert best
+
+
+@pytest.mark.parametrize(("moves", "score"), END[:10] + MIDDLE[:10] + BEGIN[:3])
+def test_solver_agent_plays_a_best_move(moves: str, score: int) -> None:
+    state = Connect4State.from_moves(moves)
+    spec, budget = registry.resolve("solver", "connect4")
+    decision = registry.build(spec, "connect4").choose(state, budget, random.Random(0))
+    assert decision.score == score
+    assert move_value(state, decision.move) == score
+
+
+@pytest.mark.parametrize(("moves", "score"), END[:10] + MIDDLE + BEGIN[:3])
+def test_perfect_agent_keeps_the_outcome(moves: str, score: int) -> None:
+    state = Connect4State.from_moves(moves)
+    spec, budget = registry.resolve("perfect", "connect4")
+    assert budget == Budget(time=0.9)
+    decision = registry.build(spec, "connect4").choose(state, budget, random.Random(0))
+    assert sign(move_value(state, decision.move)) == sign(score)
+
+
+def test_perfect_agent_respects_its_time_budget_early_on() -> None:
+    spec, _ = registry.resolve("perfect", "connect4")
+    agent = registry.build(spec, "connect4")
+    for moves in ("", "4", "44", "435"):
+        state = Connect4State.from_moves(moves)
+        t0 = time.perf_counter()
+        decision = agent.choose(state, Budget(time=0.25), random.Random(1))
+        assert time.perf_counter() - t0 < 0.25 + 0.05
+        assert decision.move in state.legal_moves()
+
+
+def test_node_budget_and_deadline_give_up() -> None:
+    empty = Connect4State.new()
+    with pytest.raises(c4solver.BudgetExceeded):
+        c4solver.solve(empty, max_nodes=10_000)
+    t0 = time.perf_counter()
+    with pytest.raises(c4solver.BudgetExceeded):
+        c4solver.best_moves(empty, deadline=t0 + 0.05)
+    assert time.perf_counter() - t0 < 0.1
+    # The table keeps what the aborted searches proved: the answer is still exact afterwards.
+    state = Connect4State.from_moves(MIDDLE[0][0])
+    assert c4solver.solve(state) == MIDDLE[0][1]
+
+
+def test_unsupported_variants_raise_a_clear_error() -> None:
+    with pytest.raises(c4solver.UnsupportedVariant):
+        c4solver.solve(Connect4State.new(6, 7, 5))
+
+
+def test_other_board_sizes_with_four_in_a_row() -> None:
+    # On a 4x4 board nobody can force four in a row: a draw (checked against plain minimax).
+    state = Connect4State.new(4, 4, 4)
+    assert c4solver.solve(state) == 0
+    assert c4solver.solve(Connect4State.new(6, 7, 4).play(3).play(3)) == c4solver.solve(
+        Connect4State.from_moves("44")
+    )

@@ -1,0 +1,186 @@
+"""`python -m engine`: the serve protocol, perft, match and agents subcommands."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from engine.games.connect4 import Connect4State
+from engine.games.othello import OthelloState
+
+
+def run(*args: str, stdin: str | bytes = "", timeout: float = 120) -> subprocess.CompletedProcess:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        input=data,
+        capture_output=True,
+        timeout=timeout,
+    )
+
+
+def random_c4_positions(n: int, rng: random.Random) -> list[Connect4State]:
+    out = []
+    while len(out) < n:
+        state = Connect4State.new()
+        for _ in range(rng.randrange(0, 40)):
+            nxt = state.play(rng.choice(state.legal_moves()))
+            if nxt.is_over():
+                break
+            state = nxt
+        out.append(state)
+    return out
+
+
+def random_othello_positions(n: int, rng: random.Random) -> list[OthelloState]:
+    out = []
+    while len(out) < n:
+        state = OthelloState.new()
+        for _ in range(rng.randrange(0, 58)):
+            nxt = state.play(rng.choice(state.legal_moves()))
+            if nxt.is_over():
+                break
+            state = nxt
+        out.append(state)
+    return out
+
+
+@pytest.mark.parametrize("game", ["connect4", "othello"])
+def test_serve_answers_1000_random_positions_with_legal_moves(game):
+    rng = random.Random(7)
+    states = (random_c4_positions if game == "connect4" else random_othello_positions)(1000, rng)
+    lines = "".join(s.to_notation() + "\n" for s in states)
+    t0 = time.perf_counter()
+    proc = run("serve", "--game", game, "--agent", "random", "--seed", "1", stdin=lines)
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    replies = proc.stdout.decode().splitlines()
+    assert len(replies) == 1000
+    for state, reply in zip(states, replies, strict=True):
+        assert state.parse_move(reply) in state.legal_moves(), (state.to_notation(), reply)
+    assert elapsed < 10  # "a few seconds", including interpreter start and numba cache load
+
+
+MALFORMED = {
+    "connect4": [
+        "48",  # column 8 does not exist
+        "4444444",  # column 4 overfull
+        "abc",
+        "4 4",
+        "0",
+        "1122334",  # game over (player 0 connected four)
+        "x" * 5000,
+        "\ufffd",
+    ],
+    "othello": [
+        "",
+        "X",
+        "---------------------------OX------XO--------------------------- Z",
+        "---------------------------OX------XO---------------------------",
+        "---------------------------OX------XO----------------------------- X",
+        "---------------------------OQ------XO--------------------------- X",
+        "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX O",  # over
+        "garbage line with spaces",
+    ],
+}
+
+
+@pytest.mark.parametrize("game", ["connect4", "othello"])
+def test_serve_replies_error_to_every_malformed_line_and_goes_on(game):
+    good = "" if game == "connect4" else OthelloState.new().to_notation()
+    lines = [*MALFORMED[game], good]
+    payload = ("\n".join(lines) + "\n").encode() + b"\xff\xfe\n"
+    proc = run("serve", "--game", game, "--agent", "random", stdin=payload)
+    assert proc.returncode == 0, proc.stderr
+    replies = proc.stdout.decode().splitlines()
+    assert len(replies) == len(lines) + 1
+    for line, reply in zip(lines[:-1], replies, strict=False):
+        assert reply.startswith("error: "), (line, reply)
+    assert not replies[len(lines) - 1].startswith("error")  # the good line after the bad ones
+    assert replies[-1].startswith("error: ")  # undecodable bytes
+
+
+def test_serve_rejects_a_bad_agent_at_start():
+    proc = run("serve", "--game", "connect4", "--agent", "nope")
+    assert proc.returncode == 2 and b"unknown agent" in proc.stderr
+
+
+def test_perft_othello_depth_9_under_10_seconds():
+    t0 = time.perf_counter()
+    proc = run("perft", "--game", "othello", "--depth", "9")
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    expected = [4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288]
+    assert proc.stdout.decode().split("\n")[:9] == [f"{d} {n}" for d, n in enumerate(expected, 1)]
+    assert elapsed < 10
+
+
+def test_perft_connect4_prints_a_line_per_depth():
+    proc = run("perft", "--game", "connect4", "--depth", "4")
+    assert proc.stdout.decode().split() == ["1", "7", "2", "49", "3", "343", "4", "2401"]
+
+
+def test_match_json_counts_every_game_with_alternating_colours():
+    proc = run(
+        "match",
+        "--game",
+        "connect4",
+        "--agents",
+        "onestep,random",
+        "--games",
+        "20",
+        "--seed",
+        "3",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["game"] == "connect4" and data["games"] == 20
+    a, b = data["results"]["onestep"], data["results"]["random"]
+    assert sum(a.values()) == sum(b.values()) == 20
+    assert a["wins"] == b["losses"] and a["draws"] == b["draws"]
+    assert a["wins"] >= 15  # one-step lookahead beats random
+
+
+def test_match_same_agent_twice_and_seeded_repeatability():
+    args = (
+        "match",
+        "--game",
+        "othello",
+        "--agents",
+        "random,random",
+        "--games",
+        "6",
+        "--seed",
+        "9",
+        "--json",
+    )
+    first, second = run(*args), run(*args)
+    assert first.stdout == second.stdout
+    assert set(json.loads(first.stdout)["results"]) == {"random", "random#2"}
+
+
+def test_match_single_game_shows_the_board_move_by_move():
+    proc = run("match", "--game", "othello", "--agents", "greedy-first,greedy-edge", "--seed", "1")
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr
+    assert "move 1: greedy-first plays" in out
+    assert out.count("move ") >= 50 and "Final score" in out
+
+
+def test_agents_lists_every_agent():
+    out = run("agents").stdout.decode()
+    for name in (
+        "random",
+        "onestep",
+        "greedy-first",
+        "greedy-center",
+        "greedy-edge",
+        "greedy-random",
+    ):
+        assert name in out
