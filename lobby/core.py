@@ -124,6 +124,7 @@ class Lobby:
     config: LobbyConfig = field(default_factory=LobbyConfig)
     clock: Callable[[], float] = time.time
     listeners: list[Listener] = field(default_factory=list)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # injectable for fast tests
     _locks: dict[int, asyncio.Lock] = field(default_factory=dict)
     _states: dict[int, _Cached] = field(default_factory=dict)
     _players: dict[int, Player] = field(default_factory=dict)
@@ -144,6 +145,12 @@ class Lobby:
             player = await self.store.get_or_create_local(str(person.ident), person.name)
         self._players[player.id] = player
         return player
+
+    async def known_user(self, discord_id: int) -> Person:
+        """A Discord user as last seen (their stored name), for ids taken from a custom id."""
+        player = await self.store.find_user(discord_id)
+        name = player.display_name if player is not None else f"Player {discord_id}"
+        return Person("user", discord_id, name)
 
     async def _agent_seat(self, game: str, text: str) -> Seat:
         try:
@@ -241,6 +248,12 @@ class Lobby:
         since = self.clock() - 86400
         played = await self.store.count_rated_between(a, b, since)
         return played < self.config.pair_daily_rated_cap
+
+    async def attach_message(
+        self, match_id: int, guild_id: int | None, channel_id: int | None, message_id: int
+    ) -> None:
+        """Remember which message shows the match, so later moves can edit it."""
+        await self.store.set_message(match_id, guild_id, channel_id, message_id)
 
     # ------------------------------------------------------------------ reading
 
@@ -518,7 +531,7 @@ class Lobby:
             started = time.perf_counter()
             snap = await self.advance(match_id, max_moves=1)
             if snap.live:
-                await asyncio.sleep(max(0.0, delay - (time.perf_counter() - started)))
+                await self.sleep(max(0.0, delay - (time.perf_counter() - started)))
         return snap
 
     async def run_clock(self, interval: float = 1.0) -> None:

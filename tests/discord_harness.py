@@ -206,6 +206,14 @@ def user(
 # --------------------------------------------------------------------------------------
 
 
+def _custom_ids(message: Mapping[str, Any]) -> set[str]:
+    return {
+        c["custom_id"]
+        for c in _walk_components(message.get("components") or [])
+        if "custom_id" in c
+    }
+
+
 def _walk_components(components: Sequence[JSON]) -> Iterator[JSON]:
     """Yield every component, depth first, including v2 containers/sections/labels."""
     for comp in components:
@@ -1116,6 +1124,10 @@ class Harness:
         current = self.messages.get(mid)
         if current is None:
             current = self._store(dict(message))
+        elif custom_id not in _custom_ids(current) and custom_id in _custom_ids(message):
+            # A client still showing an older version of the message (a stale board): Discord
+            # sends the message as that client has it.
+            current = dict(message)
         comp = next(
             (
                 c

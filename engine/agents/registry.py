@@ -150,6 +150,7 @@ PROVIDERS: tuple[str, ...] = (
     "engine.agents.weightgrid",
     "engine.agents.c4minimax",
     "engine.agents.planner",
+    "engine.agents.levels",
 )
 
 

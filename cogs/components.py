@@ -1,0 +1,185 @@
+"""Persistent buttons and selects (DynamicItem): their state lives in the custom id.
+
+Custom ids (all well under Discord's 100 characters):
+  c4:<match>:<ply>:<col>      a Connect Four column (0-based)
+  ot:<match>:<ply>:<part>     an Othello move select (part = which slice of the legal moves)
+  rs:<match>                  resign
+  rm:<match>                  rematch
+  st:<match>                  stop a bot match
+  ch:<a|d>:<challenger>:<opponent>:<c|o>:<expires>   accept/decline a challenge
+
+The ply makes a click on an old board harmless: the lobby refuses it as stale. Ids are parsed
+by strict patterns with bounded digit counts; anything else never reaches a callback, and a
+well-formed but forged id (no such match, not your match) is refused by the lobby.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import discord
+
+GAME_CODES = {"c": "connect4", "o": "othello"}
+CODE_OF_GAME = {v: k for k, v in GAME_CODES.items()}
+
+
+def _actions() -> Any:
+    from cogs import actions  # late import: actions renders boards, which use these classes
+
+    return actions
+
+
+class ColumnButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"c4:(?P<match>\d{1,18}):(?P<ply>\d{1,4}):(?P<col>\d{1,2})",
+):
+    def __init__(
+        self, match_id: int, ply: int, col: int, *, disabled: bool = False, row: int | None = None
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=str(col + 1),
+                style=discord.ButtonStyle.primary,
+                custom_id=f"c4:{match_id}:{ply}:{col}",
+                disabled=disabled,
+                row=row,
+            )
+        )
+        self.match_id, self.ply, self.col = match_id, ply, col
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> ColumnButton:
+        return cls(int(match["match"]), int(match["ply"]), int(match["col"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _actions().play_move(interaction, self.match_id, self.ply, self.col)
+
+
+class MoveSelect(
+    discord.ui.DynamicItem[discord.ui.Select[Any]],
+    template=r"ot:(?P<match>\d{1,18}):(?P<ply>\d{1,4}):(?P<part>\d)",
+):
+    def __init__(
+        self,
+        match_id: int,
+        ply: int,
+        part: int,
+        options: list[discord.SelectOption] | None = None,
+        placeholder: str | None = None,
+        *,
+        disabled: bool = False,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Select(
+                custom_id=f"ot:{match_id}:{ply}:{part}",
+                options=options or [],
+                placeholder=placeholder,
+                min_values=1,
+                max_values=1,
+                disabled=disabled,
+                row=row,
+            )
+        )
+        self.match_id, self.ply = match_id, ply
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> MoveSelect:
+        options = item.options if isinstance(item, discord.ui.Select) else []
+        return cls(int(match["match"]), int(match["ply"]), int(match["part"]), options)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        values = self.item.values
+        raw = values[0] if values else ""
+        move = int(raw) if raw.isdigit() and len(raw) <= 2 else -1
+        await _actions().play_move(interaction, self.match_id, self.ply, move)
+
+
+class _MatchButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__base__"):
+    """A button that carries only a match id (subclasses set the prefix and look)."""
+
+    prefix = ""
+    label = ""
+    style = discord.ButtonStyle.secondary
+
+    def __init__(self, match_id: int, *, row: int | None = None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=self.label, style=self.style, custom_id=f"{self.prefix}:{match_id}", row=row
+            )
+        )
+        self.match_id = match_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> _MatchButton:
+        return cls(int(match["match"]))
+
+
+class ResignButton(_MatchButton, template=r"rs:(?P<match>\d{1,18})"):
+    prefix, label, style = "rs", "Resign", discord.ButtonStyle.danger
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _actions().resign_button(interaction, self.match_id)
+
+
+class RematchButton(_MatchButton, template=r"rm:(?P<match>\d{1,18})"):
+    prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _actions().rematch(interaction, self.match_id)
+
+
+class StopButton(_MatchButton, template=r"st:(?P<match>\d{1,18})"):
+    prefix, label, style = "st", "Stop", discord.ButtonStyle.danger
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _actions().stop_botmatch(interaction, self.match_id)
+
+
+class ChallengeButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"ch:(?P<act>[ad]):(?P<a>\d{1,20}):(?P<b>\d{1,20}):(?P<game>[co]):(?P<exp>\d{1,12})",
+):
+    def __init__(self, accept: bool, challenger: int, opponent: int, game: str, expires: int):
+        code = CODE_OF_GAME[game]
+        super().__init__(
+            discord.ui.Button(
+                label="Accept" if accept else "Decline",
+                style=discord.ButtonStyle.success if accept else discord.ButtonStyle.secondary,
+                custom_id=f"ch:{'a' if accept else 'd'}:{challenger}:{opponent}:{code}:{expires}",
+            )
+        )
+        self.accept, self.challenger, self.opponent = accept, challenger, opponent
+        self.game, self.expires = game, expires
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> ChallengeButton:
+        return cls(
+            match["act"] == "a",
+            int(match["a"]),
+            int(match["b"]),
+            GAME_CODES[match["game"]],
+            int(match["exp"]),
+        )
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _actions().answer_challenge(interaction, self)
+
+
+DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
+    ColumnButton,
+    MoveSelect,
+    ResignButton,
+    RematchButton,
+    StopButton,
+    ChallengeButton,
+)

@@ -1,0 +1,65 @@
+"""One error pipeline for slash commands and components: an ephemeral reply, nothing changed.
+
+People see the lobby's own words for expected refusals (not your turn, out of date, ...); an
+unexpected exception is logged with its traceback and the person gets a short apology. If the
+interaction was already answered (e.g. deferred), the reply goes out as a followup.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import discord
+from discord import app_commands
+
+from lobby.errors import LobbyError
+
+log = logging.getLogger(__name__)
+
+
+def describe(error: BaseException) -> str:
+    """The message a person should see for `error`."""
+    original = getattr(error, "original", None) or error
+    if isinstance(original, LobbyError):
+        return str(original)
+    if isinstance(error, app_commands.MissingPermissions):
+        perms = ", ".join(p.replace("_", " ") for p in error.missing_permissions)
+        return f"You need the {perms} permission for that."
+    if isinstance(error, app_commands.NoPrivateMessage):
+        return "That command only works in a server."
+    if isinstance(error, app_commands.TransformerError):
+        return f"That option value is not valid: {error.value!r}."
+    if isinstance(error, app_commands.CheckFailure):
+        return "You cannot use that here."
+    log.error("unexpected error in an interaction", exc_info=original)
+    return "Something went wrong on our side; it has been logged. Nothing was changed."
+
+
+async def send_error(interaction: discord.Interaction, message: str) -> None:
+    text = f"⚠️ {message}"[:2000]
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=True)
+        else:
+            await interaction.response.send_message(text, ephemeral=True)
+    except discord.HTTPException:
+        log.warning("could not deliver an error reply: %s", message)
+
+
+async def on_app_command_error(
+    interaction: discord.Interaction, error: app_commands.AppCommandError
+) -> None:
+    await send_error(interaction, describe(error))
+
+
+async def guarded(interaction: discord.Interaction, action: Callable[[], Awaitable[None]]) -> None:
+    """Run a component callback; any failure goes through the same pipeline as commands.
+
+    discord.py only logs exceptions from dynamic items, which would leave the person with
+    "This interaction failed"; this answers them instead.
+    """
+    try:
+        await action()
+    except Exception as exc:  # every failure gets a reply; unexpected ones are logged
+        await send_error(interaction, describe(exc))

@@ -1,0 +1,172 @@
+"""The slash commands. Thin: options in, lobby call, board or table out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from cogs import actions
+from cogs.actions import person, send_board, where
+from engine.agents import registry
+from lobby.errors import BadRequest
+from lobby.present import GAME_TITLES
+
+if TYPE_CHECKING:
+    from cogs.client import BoardBot
+
+Game = Literal["connect4", "othello"]
+LevelName = Literal["easy", "medium", "hard", "expert"]
+
+
+def _agent_choices(game: str | None, current: str) -> list[app_commands.Choice[str]]:
+    names: list[str] = []
+    for g in [game] if game in registry.GAMES else list(registry.GAMES):
+        names += [n for n in registry.LEVELS[g] if n not in names]
+        names += [a.name for a in registry.agents_for(g) if a.name not in names]
+    current = current.lower()
+    hits = [n for n in names if current in n.lower()]
+    return [app_commands.Choice(name=n, value=n) for n in hits[:25]]
+
+
+class Games(commands.Cog):
+    def __init__(self, bot: BoardBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="play", description="Play Connect Four or Othello against the bot")
+    @app_commands.describe(game="Which game", level="How strong the bot is", first="Who starts")
+    async def play(
+        self,
+        interaction: discord.Interaction,
+        game: Game,
+        level: LevelName = "easy",
+        first: Literal["me", "bot", "random"] = "me",
+    ) -> None:
+        snap = await self.bot.lobby.start_pve(
+            person(interaction.user), game, level, first, where(interaction)
+        )
+        await send_board(interaction, snap)
+
+    @app_commands.command(name="challenge", description="Challenge someone to a game")
+    @app_commands.describe(opponent="Who you want to play", game="Which game")
+    async def challenge(
+        self, interaction: discord.Interaction, opponent: discord.User, game: Game
+    ) -> None:
+        if opponent.bot:
+            raise BadRequest("bots cannot accept challenges; use /play to play the bot")
+        await actions.send_challenge(interaction, opponent.id, opponent.display_name, game)
+
+    @app_commands.command(name="botmatch", description="Watch two AI agents play each other")
+    @app_commands.describe(
+        game="Which game",
+        first="Agent or level that moves first",
+        second="Agent or level that moves second",
+        delay="Seconds between moves (1-30)",
+    )
+    async def botmatch(
+        self,
+        interaction: discord.Interaction,
+        game: Game,
+        first: str,
+        second: str,
+        delay: app_commands.Range[float, 1.0, 30.0] = 1.5,
+    ) -> None:
+        snap = await self.bot.lobby.start_eve(
+            game, first, second, where(interaction), delay, starter=person(interaction.user)
+        )
+        await send_board(interaction, snap)
+
+    @botmatch.autocomplete("first")
+    @botmatch.autocomplete("second")
+    async def _agent_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        game = getattr(interaction.namespace, "game", None)
+        return _agent_choices(game, current)
+
+    @app_commands.command(name="leaderboard", description="The best players of a game")
+    @app_commands.describe(game="Which game", scope="This server or everyone")
+    async def leaderboard(
+        self,
+        interaction: discord.Interaction,
+        game: Game,
+        scope: Literal["server", "global"] = "server",
+    ) -> None:
+        if scope == "server" and interaction.guild_id is None:
+            raise BadRequest("there is no server here; use scope:global")
+        guild = interaction.guild_id if scope == "server" else None
+        rows = await self.bot.lobby.leaderboard(game, guild)
+        lines = [
+            f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
+            f"({e.rating.wins}-{e.rating.draws}-{e.rating.losses})"
+            for e in rows
+        ]
+        where_text = "this server" if guild else "everyone"
+        embed = discord.Embed(
+            title=f"{GAME_TITLES[game]} leaderboard ({where_text})",
+            description="\n".join(lines) or "No rated games yet.",
+            colour=0xF1C40F,
+        )
+        embed.set_footer(text="Rating = mu - 3 sigma (openskill); W-D-L in rated games")
+        await interaction.response.send_message(embed=embed)
+
+    @app_commands.command(name="stats", description="Ratings and results of a player")
+    @app_commands.describe(user="Whose stats (default: yours)")
+    async def stats(
+        self, interaction: discord.Interaction, user: discord.User | None = None
+    ) -> None:
+        target = user or interaction.user
+        player, rows = await self.bot.lobby.stats(person(target))
+        lines = []
+        for s in rows:
+            rating = f"rating {s.rating.ordinal:.1f}" if s.rating else "unrated"
+            title = GAME_TITLES.get(s.game, s.game)
+            lines.append(
+                f"**{title}**: {s.played} played, {s.wins}-{s.draws}-{s.losses} (W-D-L), {rating}"
+            )
+        embed = discord.Embed(
+            title=f"Stats of {player.display_name}",
+            description="\n".join(lines) or "No games yet.",
+            colour=0x3B88C3,
+        )
+        await interaction.response.send_message(embed=embed)
+
+    @app_commands.command(name="history", description="Recent matches of a player")
+    @app_commands.describe(user="Whose history (default: yours)")
+    async def history(
+        self, interaction: discord.Interaction, user: discord.User | None = None
+    ) -> None:
+        target = user or interaction.user
+        player, rows = await self.bot.lobby.history(person(target))
+        lines = []
+        for h in rows:
+            result = {"win": "won", "loss": "lost", "draw": "drew"}.get(h.outcome or "", "void")
+            how = h.match.termination or ""
+            lines.append(
+                f"#{h.match.id} {GAME_TITLES.get(h.match.game, h.match.game)} vs "
+                f"{h.opponent.display_name}: {result} ({how})"
+            )
+        embed = discord.Embed(
+            title=f"Recent matches of {player.display_name}",
+            description="\n".join(lines) or "No finished matches yet.",
+            colour=0x3B88C3,
+        )
+        await interaction.response.send_message(embed=embed)
+
+    @app_commands.command(name="resign", description="Resign your match in this channel")
+    async def resign(self, interaction: discord.Interaction) -> None:
+        matches = await self.bot.lobby.live_matches_of(
+            person(interaction.user), interaction.channel_id
+        )
+        matches = [m for m in matches if m.kind != "eve"]
+        if not matches:
+            raise BadRequest("you have no match in progress in this channel")
+        latest = max(matches, key=lambda m: m.id)
+        await self.bot.lobby.resign(latest.id, person(interaction.user))
+        await interaction.response.send_message(f"You resigned match #{latest.id}.", ephemeral=True)
+
+
+async def setup(bot: BoardBot) -> None:
+    await bot.add_cog(Games(bot))

@@ -1,0 +1,79 @@
+"""A match as Discord sees it: the board embed and its buttons/selects.
+
+The board itself is the engine's emoji rendering; the words come from `lobby.present`, shared
+with the console. Every component carries its match id (and, for moves, the ply) in a
+DynamicItem custom id, so boards keep working after a restart and stale clicks are refused.
+"""
+
+from __future__ import annotations
+
+import discord
+
+from cogs.components import (
+    ColumnButton,
+    MoveSelect,
+    RematchButton,
+    ResignButton,
+    StopButton,
+)
+from lobby import present
+from lobby.core import Snapshot
+
+MAX_OPTIONS = 25  # Discord's limit per select menu
+COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
+
+
+def board_embed(snap: Snapshot) -> discord.Embed:
+    board = snap.state.render_emoji(last=snap.last_move)
+    lines = [board, "", present.status(snap)]
+    score = present.score_line(snap)
+    if score:
+        lines.append(score)
+    embed = discord.Embed(
+        title=present.title(snap)[:256],
+        description="\n".join(lines),
+        colour=COLOURS.get(snap.match.status, 0x3B88C3),
+    )
+    embed.set_footer(text=present.footer(snap))
+    return embed
+
+
+def board_view(snap: Snapshot) -> discord.ui.View:
+    """Buttons (Connect Four) or selects (Othello) for the player to move, plus controls."""
+    view = discord.ui.View(timeout=None)
+    m = snap.match
+    if not snap.live:
+        if m.kind != "eve":
+            view.add_item(RematchButton(m.id))
+        return view
+    if m.kind == "eve":
+        view.add_item(StopButton(m.id))
+        return view
+    waiting = snap.seat_to_move.is_agent  # the bot is thinking: show, but disable, the inputs
+    legal = snap.state.legal_moves()
+    if m.game == "connect4":
+        cols = snap.state.cols  # type: ignore[attr-defined]
+        per_row = (cols + 1) // 2 if cols <= 10 else 5
+        for col in range(cols):
+            view.add_item(
+                ColumnButton(
+                    m.id, m.ply, col, disabled=waiting or col not in legal, row=col // per_row
+                )
+            )
+        resign_row = (cols - 1) // per_row + 1
+    else:
+        squares = [mv for mv in legal if snap.state.move_to_str(mv) != "pass"]
+        parts = [squares[i : i + MAX_OPTIONS] for i in range(0, len(squares), MAX_OPTIONS)]
+        for part, chunk in enumerate(parts):
+            options = [
+                discord.SelectOption(label=snap.state.move_to_str(mv), value=str(mv))
+                for mv in chunk
+            ]
+            first, last = snap.state.move_to_str(chunk[0]), snap.state.move_to_str(chunk[-1])
+            placeholder = "Your move" if len(parts) == 1 else f"Your move ({first}-{last})"
+            view.add_item(
+                MoveSelect(m.id, m.ply, part, options, placeholder, disabled=waiting, row=part)
+            )
+        resign_row = len(parts)
+    view.add_item(ResignButton(m.id, row=resign_row))
+    return view
