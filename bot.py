@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ class Config:
     dev_guild: int | None = None
     turn_seconds: float = 600.0
     sync_commands: bool = False
-    log_level: str = "INFO"
+    log_level: str | None = None  # None: INFO for the Discord bot, WARNING for the console
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, dotenv: Path | None = None) -> Config:
@@ -58,7 +59,7 @@ class Config:
             dev_guild=int(guild) if guild else None,
             turn_seconds=number("BOARDBOT_TURN_SECONDS", cls.turn_seconds),
             sync_commands=values.get("BOARDBOT_SYNC", "").lower() in ("1", "true", "yes"),
-            log_level=values.get("BOARDBOT_LOG_LEVEL", "INFO").upper(),
+            log_level=(values.get("BOARDBOT_LOG_LEVEL") or "").upper() or None,
         )
 
 
@@ -92,6 +93,10 @@ async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
 async def run_console(config: Config) -> int:
     from console import run_console as console_main
 
+    # A console that cannot show an emoji (or reads a stray byte) replaces it, never crashes.
+    for stream in (sys.stdin, sys.stdout):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     lobby = await build_lobby(config)
     try:
         return await console_main(lobby, sys.stdin, sys.stdout)
@@ -133,14 +138,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_commands:
         return print_commands()
     config = Config.from_env()
+    use_discord = bool(config.token) and not args.console
     logging.basicConfig(
-        level=config.log_level,
+        level=config.log_level or ("INFO" if use_discord else "WARNING"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if config.token and not args.console:
+    if use_discord:
         return asyncio.run(run_discord(config))
-    return asyncio.run(run_console(config))
+    try:
+        return asyncio.run(run_console(config))
+    except KeyboardInterrupt:  # Ctrl-C in the console: leave quietly
+        return 130
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.agents import c4solver  # noqa: E402
-from engine.agents.base import Budget  # noqa: E402
-from engine.agents.mcts import MCTSAgent  # noqa: E402
-from engine.games.base import GameState  # noqa: E402
-from engine.games.connect4 import Connect4State  # noqa: E402
-from engine.games.othello import OthelloState  # noqa: E402
+from engine.agents import c4solver
+from engine.agents.base import Budget
+from engine.agents.mcts import MCTSAgent
+from engine.games.base import GameState
+from engine.games.connect4 import Connect4State
+from engine.games.othello import OthelloState
 
 SETS = [
     ("Test_L3_R1", "End-Easy", 4.6e-6),

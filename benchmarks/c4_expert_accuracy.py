@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.agents import c4solver, registry  # noqa: E402
-from engine.games.connect4 import Connect4State  # noqa: E402
+from engine.agents import c4solver, registry
+from engine.games.connect4 import Connect4State
 
 
 def sign(x: int) -> int:

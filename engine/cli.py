@@ -135,6 +135,57 @@ def cmd_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_arena(args: argparse.Namespace) -> int:
+    import os
+
+    from engine import arena
+
+    names = [n.strip() for n in args.agents.split(",")]
+    problem = None
+    if len(names) < 2 or not all(names):
+        problem = "--agents takes two or more agents, e.g. random,onestep,minimax:depth=4"
+    elif args.workers is not None and args.workers < 1:
+        problem = "--workers must be at least 1"
+    elif args.opening_plies is not None and args.opening_plies < 0:
+        problem = "--opening-plies must be 0 or more"
+    try:
+        if problem is None:
+            for name in names:
+                registry.resolve(name, args.game)
+            new_game(args.game, args.variant)
+    except ValueError as exc:
+        problem = str(exc)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    config = arena.ArenaConfig(
+        game=args.game,
+        specs=tuple(names),
+        labels=tuple(_labels(names)),
+        games=args.games,
+        seed=random.randrange(2**31) if args.seed is None else args.seed,
+        opening_plies=arena.DEFAULT_OPENING_PLIES[args.game]
+        if args.opening_plies is None
+        else args.opening_plies,
+        variant=args.variant,
+    )
+    total = len(arena.schedule(len(names), args.games))
+    progress = Progress(total, f"{args.game} arena")
+
+    def on_done(n: int) -> None:
+        rate = (progress.done + n) / max(time.perf_counter() - progress.start, 1e-9)
+        progress.update(n, f"ETA {(total - progress.done - n) / max(rate, 1e-9):.0f}s")
+
+    result = arena.run(config, args.workers or os.cpu_count() or 1, on_done)
+    if args.plot:
+        arena.plot(result, args.plot)
+    if args.json:
+        print(json.dumps(arena.to_json(result)))
+    else:
+        print(arena.format_report(result))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -164,6 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object of results")
     p.add_argument("--delay", type=float, default=0.0, help="seconds between shown moves")
     p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser("arena", help="a round-robin tournament on every core")
+    _add_game(p)
+    p.add_argument("--agents", required=True, help="e.g. random,onestep,minimax:depth=4")
+    p.add_argument("--games", type=int, default=2, help="games per pairing")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p.add_argument("--opening-plies", type=int, default=None, help="random plies before a game")
+    p.add_argument("--json", action="store_true", help="print one JSON object of results")
+    p.add_argument("--plot", metavar="FILE.png", default=None, help="draw the tables to a PNG")
+    p.set_defaults(func=cmd_arena)
     return parser
 
 

@@ -66,12 +66,10 @@ def test_best_moves_are_exactly_the_moves_keeping_the_score(moves: str, score: i
     assert max(values.values()) == score
 
 
-def test_empty_board_first_moves() -> None:
-    # Known values: the empty board is +1 (only the centre wins); after 4 then 4, X wins with 4.
-    state = Connect4State.from_moves("44444")
-    score, best = c4solver.best_moves(state)
-    assert score == c4solver.solve(state)
-    assert best
+def test_a_begin_easy_position_has_a_single_best_column() -> None:
+    moves, score = BEGIN[0]
+    got, best = c4solver.best_moves(Connect4State.from_moves(moves))
+    assert got == score and len(best) >= 1
 
 
 @pytest.mark.parametrize(("moves", "score"), END[:10] + MIDDLE[:10] + BEGIN[:3])
@@ -122,9 +120,8 @@ def test_unsupported_variants_raise_a_clear_error() -> None:
 
 
 def test_other_board_sizes_with_four_in_a_row() -> None:
-    # On a 4x4 board nobody can force four in a row: a draw (checked against plain minimax).
+    # On a 4x4 board nobody can force four in a row: a draw.
     state = Connect4State.new(4, 4, 4)
     assert c4solver.solve(state) == 0
-    assert c4solver.solve(Connect4State.new(6, 7, 4).play(3).play(3)) == c4solver.solve(
-        Connect4State.from_moves("44")
-    )
+    # Back on 7x6 the table was cleared for the new size: scores are still exact.
+    assert c4solver.solve(Connect4State.from_moves(END[0][0])) == END[0][1]

@@ -21,6 +21,7 @@ positions take minutes).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import time
@@ -212,22 +213,18 @@ class ExpertAgent(Agent):
                 break
             round_limit = limit if node_cap is None else min(limit, node_cap - nodes)
             if root is None:
-                try:
+                with contextlib.suppress(sv.BudgetExceeded):
                     root = sv.solve_weak(state, max_nodes=round_limit, deadline=deadline)
-                except sv.BudgetExceeded:
-                    pass
                 nodes += sv.SearchCounter.last_nodes
             for col in ranking:
                 if col in values:
                     continue
                 if root is not None and root < 1 and any(v == root for v in values.values()):
                     break
-                try:
+                with contextlib.suppress(sv.BudgetExceeded):
                     values[col] = -sv.solve_weak(
                         children[col], max_nodes=round_limit, deadline=deadline
                     )
-                except sv.BudgetExceeded:
-                    pass
                 nodes += sv.SearchCounter.last_nodes
                 if values.get(col) == 1:
                     root = 1

@@ -138,7 +138,7 @@ def can_win_next(
     cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
 ) -> bool:
     """Whether the side to move has a move that wins on the spot."""
-    return (winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0)
+    return bool((winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0))
 
 
 @_kernel
@@ -149,7 +149,7 @@ def _out_of_budget(stats: I64, deadline: float) -> bool:
         stats[_NEXT_CHECK] = stats[_NODES] + _CHECK_EVERY
         if stats[_NODES] >= stats[_LIMIT] or now() > deadline:
             stats[_ABORTED] = 1
-    return stats[_ABORTED] != 0
+    return bool(stats[_ABORTED] != 0)
 
 
 @_kernel
@@ -423,15 +423,15 @@ def _context(state: Connect4State) -> _Context:
             _TABLE["keys"] = np.zeros(TABLE_SIZE, dtype=np.uint64)
             _TABLE["vals"] = np.zeros(TABLE_SIZE, dtype=np.uint8)
         else:
-            _TABLE["keys"].fill(0)
+            _TABLE["vals"].fill(0)
         _TABLE["variant"] = variant
     return ctx
 
 
 def reset() -> None:
     """Forget everything the transposition table learned (benchmarks time cold solves)."""
-    if "keys" in _TABLE:
-        _TABLE["keys"].fill(0)
+    if "vals" in _TABLE:
+        _TABLE["vals"].fill(0)  # a zero value marks an empty slot
 
 
 def _stats(max_nodes: int | None) -> I64:

@@ -370,7 +370,8 @@ class MCTSAgent(Agent):
             def run_c4(n: int) -> None:
                 c4_iterations(
                     cur, mask, rows, cols, k, n, self.c, tree.child_start, tree.child_count,
-                    tree.moves, tree.visits, tree.wins, tree.term, tree.counts, tree.state, tree.path,
+                    tree.moves, tree.visits, tree.wins, tree.term, tree.counts, tree.state,
+                    tree.path,
                 )  # fmt: skip
 
             return run_c4

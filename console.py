@@ -1,0 +1,576 @@
+"""The local console front end: the Discord commands typed in a terminal, on the same lobby.
+
+`python bot.py` without a DISCORD_TOKEN runs this. It reads one command (or one bare move) per
+line from stdin and prints the same emoji boards and status words as the Discord embeds. Lines
+are read by a thread, so agent moves, bot matches and the turn clock keep running while it waits
+for input; it can be scripted (`python bot.py < script.txt`): every line read from a
+non-terminal is echoed as `> line`, comment lines (`# ...`) are skipped, and at the end of the
+input it waits for running bot matches before it exits.
+
+Every bad input gets one line starting with `error:` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import shlex
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from db.errors import StoreError
+from db.models import Match
+from engine.agents import registry
+from lobby import present
+from lobby.core import Lobby, Person, Snapshot
+from lobby.errors import LobbyError
+
+log = logging.getLogger(__name__)
+
+BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
+MAX_NAME = 32
+GAME_ALIASES = {
+    "c4": "connect4",
+    "connect-four": "connect4",
+    "connectfour": "connect4",
+    "connect_four": "connect4",
+    "reversi": "othello",
+}
+
+
+class UsageError(Exception):
+    """A bad command line; the message is shown after `error: `."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    options: tuple[str, ...]  # in the order positional values fill them
+    required: tuple[str, ...]
+    usage: str
+    summary: str
+
+
+COMMANDS: dict[str, CommandInfo] = {
+    "play": CommandInfo(
+        ("game", "level", "first"),
+        ("game", "level"),
+        "/play game:connect4|othello level:LEVEL [first:me|bot|random]",
+        "play the bot; LEVEL is easy, medium, hard, expert or an agent spec"
+        " such as minimax:depth=4",
+    ),
+    "challenge": CommandInfo(
+        ("opponent", "game"),
+        ("opponent", "game"),
+        "/challenge opponent:NAME game:GAME",
+        "play another local player at this keyboard (hot-seat); you move first",
+    ),
+    "botmatch": CommandInfo(
+        ("game", "first", "second", "delay"),
+        ("game", "first", "second"),
+        "/botmatch game:GAME first:AGENT second:AGENT [delay:SECONDS]",
+        f"watch two agents play (in the background, {BOTMATCH_DELAY} s per move by default)",
+    ),
+    "board": CommandInfo((), (), "/board", "show your current match again"),
+    "resign": CommandInfo(
+        (), (), "/resign", "resign your current match (hot-seat: the player to move resigns)"
+    ),
+    "stop": CommandInfo((), (), "/stop", "stop the bot match you started last"),
+    "wait": CommandInfo((), (), "/wait", "wait until the running bot matches have ended"),
+    "leaderboard": CommandInfo(
+        ("game",), ("game",), "/leaderboard game:GAME", "the best rated players of a game"
+    ),
+    "stats": CommandInfo(("user",), (), "/stats [user:NAME]", "wins, draws, losses and ratings"),
+    "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent ended matches"),
+    "agents": CommandInfo(("game",), (), "/agents [game:GAME]", "the agents and levels"),
+    "as": CommandInfo(("name",), ("name",), "/as NAME", "switch the local player"),
+    "help": CommandInfo((), (), "/help", "this list"),
+    "quit": CommandInfo((), (), "/quit", "stop your running bot matches and leave"),
+}
+COMMAND_ALIASES = {"exit": "quit", "?": "help", "leaderboards": "leaderboard", "user": "as"}
+
+
+def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
+    """`/name key:value ... positional ...` -> (name, options); None if `text` is not a command.
+
+    A value may be quoted ("..."). Positional values fill the options not given by key, in order.
+    """
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"cannot read that line: {exc}") from None
+    if not tokens:
+        return None
+    head = tokens[0]
+    word = head[1:].lower() if head.startswith("/") else head.lower()
+    word = COMMAND_ALIASES.get(word, word)
+    if word not in COMMANDS:
+        if head.startswith("/") or len(tokens) > 1:
+            raise UsageError(f"unknown command {head!r}; type /help for the commands")
+        return None  # a bare move
+    info = COMMANDS[word]
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    for token in tokens[1:]:
+        key, sep, value = token.partition(":")
+        key = key.lower()
+        if sep and key in info.options:
+            if key in options:
+                raise UsageError(f"/{word}: {key} is given twice")
+            options[key] = value.strip()
+        else:
+            positional.append(token)
+    free = [name for name in info.options if name not in options]
+    if len(positional) > len(free):
+        extra = positional[len(free)]
+        raise UsageError(f"/{word}: unexpected {extra!r}; usage: {info.usage}")
+    options.update(zip(free, positional, strict=False))
+    for name in info.required:
+        if not options.get(name):
+            raise UsageError(f"/{word} needs {name}:...; usage: {info.usage}")
+    return word, {k: v for k, v in options.items() if v}
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME:
+        raise UsageError(f"a player name has 1 to {MAX_NAME} characters")
+    if not name.isprintable() or name.startswith("/"):
+        raise UsageError(f"{name!r} cannot be a player name")
+    return name
+
+
+def game_name(text: str) -> str:
+    game = text.strip().lower()
+    game = GAME_ALIASES.get(game, game)
+    if game not in registry.GAMES:
+        raise UsageError(f"unknown game {text!r}: choose one of {', '.join(registry.GAMES)}")
+    return game
+
+
+def _help_text(user: str) -> str:
+    lines = ['Commands (options are key:value; quote values with spaces: opponent:"Ann Lee"):']
+    for name, info in COMMANDS.items():
+        summary = info.summary + (f" (now: {user})" if name == "as" else "")
+        lines.append(f"  {info.usage}\n      {summary}")
+    lines += [
+        "A bare move plays in your current match (the last live one you started or joined):",
+        "a column such as 4 in Connect Four, a square such as d3 in Othello; passes are automatic.",
+        "Games: " + ", ".join(registry.GAMES) + "; levels: " + ", ".join(registry.LEVEL_NAMES),
+        "Bot matches run in the background while you type; the end of a script waits for them.",
+    ]
+    return "\n".join(lines)
+
+
+class Console:
+    """One console session: the current local user, their matches, and what is printed."""
+
+    def __init__(self, lobby: Lobby, out: IO[str], user: str, interactive: bool) -> None:
+        self.lobby = lobby
+        self.out = out
+        self.user = user
+        self.interactive = interactive
+        # local name -> the matches they started or joined, oldest first
+        self.matches: dict[str, list[int]] = {}
+        self.botmatches: list[int] = []
+        self.watched: set[int] = set()
+        self.seen_ply: dict[int, int] = {}
+        self.reported_end: set[int] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.prompt_shown = False
+        self._adopted: set[str] = set()
+
+    # ------------------------------------------------------------------ output
+
+    def write(self, text: str) -> None:
+        """Print a block of lines at once (keeps the prompt tidy in a terminal)."""
+        text = self._markup(text)
+        interrupted = self.prompt_shown  # output that arrived while waiting for input
+        if interrupted:
+            text = "\n" + text
+            self.prompt_shown = False
+        self.out.write(text + "\n")
+        self.out.flush()
+        if interrupted:
+            self.prompt()
+
+    def error(self, message: str) -> None:
+        self.write(f"error: {message}")
+
+    def prompt(self) -> None:
+        if self.interactive and not self.prompt_shown:
+            self.out.write(f"{self.user}> ")
+            self.out.flush()
+            self.prompt_shown = True
+
+    def _markup(self, text: str) -> str:
+        """The embeds' **bold**: bold in a terminal, plain in a script's output."""
+        bold = r"\033[1m\1\033[0m" if self.interactive else r"\1"
+        return re.sub(r"\*\*(.+?)\*\*", bold, text)
+
+    def status(self, snap: Snapshot) -> str:
+        return present.status(snap, discord_time=False, now=self.lobby.clock())
+
+    def render(self, snap: Snapshot, last: Any = None) -> str:
+        """Title-less block: board, status, Othello's score."""
+        if last is None:
+            last = snap.last_move
+        lines = [snap.state.render_emoji(last=last, show_legal=snap.live), self.status(snap)]
+        score = present.score_line(snap)
+        if score:
+            lines.append(score)
+        return "\n".join(lines)
+
+    def show(self, snap: Snapshot) -> None:
+        """A match in full: title, board, status, footer."""
+        self.write(f"#{snap.id} {present.title(snap)}\n{self.render(snap)}\n{present.footer(snap)}")
+
+    async def on_snapshot(self, snap: Snapshot) -> None:
+        """Lobby listener: print each move and the end of every match this session shows."""
+        if snap.id not in self.watched or snap.id in self.reported_end:
+            return
+        seen = self.seen_ply.get(snap.id, snap.match.ply)
+        lines: list[str] = []
+        last: Any = None
+        if snap.match.ply > seen:
+            rows = [r for r in await self.lobby.store.moves(snap.id) if r.ply >= seen]
+            for row in rows[: snap.match.ply - seen]:
+                seat = row.ply % 2
+                who = f"{snap.seats[seat].name} {present.piece(snap.match.game, seat)}"
+                if row.move == "pass":
+                    lines.append(f"#{snap.id} {who} has no legal move and passes")
+                else:
+                    lines.append(f"#{snap.id} {who} plays {row.move}")
+                    with contextlib.suppress(Exception):
+                        last = snap.state.parse_move(row.move)
+        self.seen_ply[snap.id] = snap.match.ply
+        lines.append(self.render(snap, last))
+        if not snap.live:
+            self.reported_end.add(snap.id)
+            lines.append(present.footer(snap))
+        self.write("\n".join(lines))
+
+    # ------------------------------------------------------------------ matches of the session
+
+    def person(self, name: str | None = None) -> Person:
+        name = name or self.user
+        return Person("local", name, name)
+
+    def remember(self, snap: Snapshot, *names: str) -> None:
+        for name in names:
+            ids = self.matches.setdefault(name, [])
+            if snap.id not in ids:
+                ids.append(snap.id)
+        self.watched.add(snap.id)
+        self.seen_ply.setdefault(snap.id, snap.match.ply)
+
+    async def adopt(self, name: str) -> None:
+        """Take up `name`'s live matches from earlier sessions (the database keeps them)."""
+        if name in self._adopted:
+            return
+        self._adopted.add(name)
+        matches: list[Match] = await self.lobby.live_matches_of(self.person(name))
+        for match in matches:
+            snap = await self.lobby.snapshot(match.id)
+            self.remember(snap, name)
+            self.write(f"A live match of {name} from an earlier session:")
+            self.show(snap)
+            if snap.seat_to_move.is_agent:
+                await self.advance(snap.id)
+
+    async def current(self, *, playable: bool) -> Snapshot:
+        """The current user's most recent match of this session (live and playable if asked)."""
+        for match_id in reversed(self.matches.get(self.user, [])):
+            snap = await self.lobby.snapshot(match_id)
+            if playable and (not snap.live or snap.match.kind == "eve"):
+                continue
+            return snap
+        if playable:
+            raise UsageError(f"no live match for {self.user}: start one with /play or /challenge")
+        raise UsageError(f"no match for {self.user} yet: start one with /play or /challenge")
+
+    async def advance(self, match_id: int) -> Snapshot:
+        """Let the agent to move reply (its board is printed by the listener)."""
+        return await self.lobby.advance(match_id)
+
+    def background(self, start: Callable[[], Awaitable[Any]], what: str) -> None:
+        """Run `start()` as a task of this session, printing its failure as an error line."""
+
+        async def run() -> None:
+            try:
+                await start()
+            except (LobbyError, StoreError) as exc:
+                self.error(f"{what}: {exc}")
+            except Exception as exc:
+                log.debug("%s failed", what, exc_info=True)
+                self.error(f"{what} failed: {type(exc).__name__}: {exc}")
+
+        task = asyncio.ensure_future(run())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def wait(self) -> None:
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    # ------------------------------------------------------------------ input
+
+    async def handle(self, line: str) -> bool:
+        """One input line; False when the console should exit."""
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return True
+        if not self.interactive:
+            self.write(f"> {text}")
+        try:
+            parsed = parse_command(text)
+            if parsed is None:
+                await self.move(text)
+                return True
+            name, options = parsed
+            handler: Callable[[dict[str, str]], Awaitable[bool | None]] = getattr(
+                self, f"cmd_{name}"
+            )
+            return await handler(options) is not False
+        except (UsageError, LobbyError, StoreError) as exc:
+            self.error(str(exc) or type(exc).__name__)
+        except Exception as exc:  # never a traceback in the terminal; the log has it at DEBUG
+            log.debug("console command %r failed", text, exc_info=True)
+            self.error(f"{type(exc).__name__}: {exc}")
+        return True
+
+    async def move(self, text: str) -> None:
+        snap = await self.current(playable=True)
+        seat = snap.seat_to_move
+        player = seat.player
+        if snap.match.kind == "pvp" and player.kind == "local" and player.local_name:
+            mover = Person("local", player.local_name, player.display_name)  # hot-seat
+        else:
+            mover = self.person()
+        snap = await self.lobby.play(snap.id, mover, text.lower(), expected_ply=snap.match.ply)
+        if snap.live and snap.seat_to_move.is_agent:
+            await self.advance(snap.id)
+
+    # ------------------------------------------------------------------ commands
+
+    async def cmd_play(self, opts: dict[str, str]) -> None:
+        game = game_name(opts["game"])
+        level = opts["level"]
+        if level.lower() in registry.LEVELS[game]:
+            level = level.lower()
+        first = opts.get("first", "me").lower()
+        snap = await self.lobby.start_pve(self.person(), game, level, first)
+        self.remember(snap, self.user)
+        self.show(snap)
+        if snap.seat_to_move.is_agent:
+            await self.advance(snap.id)
+
+    async def cmd_challenge(self, opts: dict[str, str]) -> None:
+        opponent = check_name(opts["opponent"])
+        game = game_name(opts["game"])
+        snap = await self.lobby.start_pvp(self.person(), self.person(opponent), game)
+        self.remember(snap, self.user, opponent)
+        self.show(snap)
+
+    async def cmd_botmatch(self, opts: dict[str, str]) -> None:
+        game = game_name(opts["game"])
+        try:
+            delay = float(opts.get("delay", BOTMATCH_DELAY))
+        except ValueError:
+            raise UsageError(f"delay must be a number of seconds, not {opts['delay']!r}") from None
+        snap = await self.lobby.start_eve(
+            game, opts["first"], opts["second"], delay=delay, starter=self.person()
+        )
+        self.remember(snap, self.user)
+        self.botmatches.append(snap.id)
+        self.show(snap)
+        match_id = snap.id
+        self.background(lambda: self.lobby.run_botmatch(match_id), f"bot match #{match_id}")
+
+    async def cmd_board(self, opts: dict[str, str]) -> None:
+        self.show(await self.current(playable=False))
+
+    async def cmd_resign(self, opts: dict[str, str]) -> None:
+        snap = await self.current(playable=True)
+        player = snap.seat_to_move.player
+        if snap.match.kind == "pvp" and player.kind == "local" and player.local_name:
+            person = Person("local", player.local_name, player.display_name)
+        else:
+            person = self.person()
+        await self.lobby.resign(snap.id, person)
+
+    async def cmd_stop(self, opts: dict[str, str]) -> None:
+        for match_id in reversed(self.botmatches):
+            snap = await self.lobby.snapshot(match_id)
+            if snap.live:
+                await self.lobby.stop(match_id)
+                return
+        raise UsageError("no bot match of this session is running")
+
+    async def cmd_wait(self, opts: dict[str, str]) -> None:
+        await self.wait()
+
+    async def cmd_leaderboard(self, opts: dict[str, str]) -> None:
+        game = game_name(opts["game"])
+        rows = await self.lobby.leaderboard(game)
+        title = present.GAME_TITLES[game]
+        if not rows:
+            self.write(f"No rated {title} games yet.")
+            return
+        lines = [f"{title} leaderboard:"]
+        for entry in rows:
+            r = entry.rating
+            lines.append(
+                f"{entry.rank:>3}. {entry.player.display_name}  {r.ordinal:.1f}"
+                f"  ({r.games} games: {r.wins}W {r.draws}D {r.losses}L)"
+            )
+        self.write("\n".join(lines))
+
+    async def cmd_stats(self, opts: dict[str, str]) -> None:
+        name = check_name(opts.get("user", self.user))
+        player, rows = await self.lobby.stats(self.person(name))
+        if not rows:
+            self.write(f"{player.display_name} has no finished matches yet.")
+            return
+        lines = [f"Stats of {player.display_name}:"]
+        for s in rows:
+            rating = f", rating {s.rating.ordinal:.1f}" if s.rating is not None else ""
+            lines.append(
+                f"  {present.GAME_TITLES.get(s.game, s.game)}: {s.played} played,"
+                f" {s.wins}W {s.draws}D {s.losses}L{rating}"
+            )
+        self.write("\n".join(lines))
+
+    async def cmd_history(self, opts: dict[str, str]) -> None:
+        name = check_name(opts.get("user", self.user))
+        player, rows = await self.lobby.history(self.person(name))
+        if not rows:
+            self.write(f"{player.display_name} has no ended matches yet.")
+            return
+        lines = [f"Recent matches of {player.display_name}:"]
+        for h in rows:
+            m = h.match
+            how = present.TERMINATION_TEXT.get(m.termination or "", m.termination or "")
+            result = h.outcome or "no result"
+            rated = "rated" if m.rated else "unrated"
+            lines.append(
+                f"  #{m.id} {present.GAME_TITLES.get(m.game, m.game)} vs"
+                f" {h.opponent.display_name}: {result} ({how}), {m.ply} moves, {rated}"
+            )
+        self.write("\n".join(lines))
+
+    async def cmd_agents(self, opts: dict[str, str]) -> None:
+        games = [game_name(opts["game"])] if "game" in opts else list(registry.GAMES)
+        lines = []
+        for game in games:
+            lines.append(f"{present.GAME_TITLES[game]} levels:")
+            for name, level in registry.LEVELS[game].items():
+                lines.append(f"  {name:<8} {level.spec.label()} {level.description}")
+            lines.append(f"{present.GAME_TITLES[game]} agents (usable as level: or first:):")
+            for info in registry.agents_for(game):
+                lines.append(f"  {info.name:<16} {info.description}")
+        self.write("\n".join(lines))
+
+    async def cmd_as(self, opts: dict[str, str]) -> None:
+        self.user = check_name(opts["name"])
+        self.write(f"You are now {self.user}.")
+        await self.adopt(self.user)
+
+    async def cmd_help(self, opts: dict[str, str]) -> None:
+        self.write(_help_text(self.user))
+
+    async def cmd_quit(self, opts: dict[str, str]) -> bool:
+        return False
+
+    async def close(self, *, finish: bool) -> None:
+        """Wait for the bot matches (end of a script) or stop them (/quit), then cancel the rest."""
+        if finish:
+            await self.wait()
+        for match_id in self.botmatches:
+            with contextlib.suppress(LobbyError, StoreError):
+                if (await self.lobby.snapshot(match_id)).live:
+                    await self.lobby.stop(match_id)
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+
+def _start_reader(stdin: IO[str], loop: asyncio.AbstractEventLoop) -> asyncio.Queue[str | None]:
+    """Read lines in a daemon thread so the event loop never blocks; None marks the end."""
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def put(item: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return False
+        return True
+
+    def run() -> None:
+        try:
+            while True:
+                try:
+                    line = stdin.readline()
+                except UnicodeDecodeError:
+                    line = "\x00undecodable\n"
+                if not line or not put(line):
+                    break
+        except (OSError, ValueError):
+            pass  # stdin closed under us: treat as the end of input
+        finally:
+            put(None)
+
+    threading.Thread(target=run, name="console-stdin", daemon=True).start()
+    return queue
+
+
+async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: str = "you") -> int:
+    """Run the console until /quit or the end of stdin; returns the exit code."""
+    try:
+        interactive = bool(stdin.isatty())
+    except (AttributeError, ValueError):
+        interactive = False
+    console = Console(lobby, stdout, check_name(user), interactive)
+    lobby.listeners.append(console.on_snapshot)
+    finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
+    clock: asyncio.Future[None] | None = None
+    try:
+        if interactive:
+            console.write(
+                "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
+                f"You are {console.user}. Try: /play game:connect4 level:easy"
+                " - /help lists the commands, /quit leaves."
+            )
+        try:
+            await lobby.expire_turns()  # clocks that ran out while no front end was running
+            await console.adopt(console.user)
+        except (LobbyError, StoreError) as exc:
+            console.error(str(exc))
+        clock = asyncio.ensure_future(lobby.run_clock())
+        queue = _start_reader(stdin, asyncio.get_running_loop())
+        while True:
+            console.prompt()
+            line = await queue.get()
+            console.prompt_shown = False
+            if line is None:
+                finish = not interactive  # Ctrl-D in a terminal is /quit
+                if interactive:
+                    console.out.write("\n")
+                break
+            if "\x00" in line:
+                console.error("that line is not valid text")
+                continue
+            if not await console.handle(line):
+                break
+        return 0
+    finally:
+        await console.close(finish=finish)
+        if clock is not None:
+            clock.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await clock
+        with contextlib.suppress(ValueError):
+            lobby.listeners.remove(console.on_snapshot)
