@@ -101,12 +101,13 @@ def cmd_match(args: argparse.Namespace) -> int:
         def on_move(state: GameState, decision: Decision, order: tuple[int, int] = order) -> None:
             if show:
                 mover = labels[order[(state.ply - 1) % 2]]
-                print(f"move {state.ply}: {mover} plays {state.move_to_str(decision.move)}")
+                forced = " (forced random)" if decision.info.get("forced_random") else ""
+                print(f"move {state.ply}: {mover} plays {state.move_to_str(decision.move)}{forced}")
                 print(state.render_emoji(last=decision.move), "\n", flush=True)
                 if args.delay:
                     time.sleep(args.delay)
 
-        record = play_game(start, seat_agents, seat_budgets, rng, on_move)
+        record = play_game(start, seat_agents, seat_budgets, rng, on_move, args.chance_rule)
         outcome = record.outcome
         assert outcome is not None
         for seat, idx in enumerate(order):
@@ -179,6 +180,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
     result = arena.run(config, args.workers or os.cpu_count() or 1, on_done)
     if args.plot:
         arena.plot(result, args.plot)
+    if args.save_json:
+        with open(args.save_json, "w", encoding="utf-8") as fh:
+            json.dump(arena.to_json(result), fh, indent=1)
     if args.json:
         print(json.dumps(arena.to_json(result)))
     else:
@@ -214,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--json", action="store_true", help="print one JSON object of results")
     p.add_argument("--delay", type=float, default=0.0, help="seconds between shown moves")
+    p.add_argument(
+        "--chance-rule",
+        action="store_true",
+        help="seed 002: when expectiminimax takes its chance line, its opponent replies at random",
+    )
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser("arena", help="a round-robin tournament on every core")
@@ -224,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     p.add_argument("--opening-plies", type=int, default=None, help="random plies before a game")
     p.add_argument("--json", action="store_true", help="print one JSON object of results")
+    p.add_argument("--save-json", metavar="FILE", help="also write the JSON results to FILE")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="draw the tables to a PNG")
     p.set_defaults(func=cmd_arena)
     return parser

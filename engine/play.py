@@ -29,14 +29,25 @@ def play_game(
     budgets: tuple[Budget, Budget],
     rng: random.Random,
     on_move: Callable[[GameState, Decision], None] | None = None,
+    chance_rule: bool = False,
 ) -> GameRecord:
-    """Play `agents[0]` (player 0) against `agents[1]` from `start` to the end."""
+    """Play `agents[0]` (player 0) against `agents[1]` from `start` to the end.
+
+    `chance_rule` is seed 002's bot-vs-bot rule: when expectiminimax takes its chance line
+    (`info["force_random_reply"]`), the opponent's next move is a uniformly random legal move.
+    Off by default; only bot-vs-bot matches offer it.
+    """
     record = GameRecord(start=start)
     state = start
+    forced = False
     while not state.is_over():
         side = state.to_move()
         t0 = time.perf_counter()
-        decision = agents[side].choose(state, budgets[side], rng)
+        if forced:
+            decision = Decision(move=rng.choice(state.legal_moves()), info={"forced_random": True})
+        else:
+            decision = agents[side].choose(state, budgets[side], rng)
+        forced = chance_rule and bool(decision.info.get("force_random_reply"))
         decision.seconds = decision.seconds or time.perf_counter() - t0
         state = state.play(decision.move)
         record.moves.append(decision.move)

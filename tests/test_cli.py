@@ -184,3 +184,12 @@ def test_agents_lists_every_agent():
         "greedy-random",
     ):
         assert name in out
+
+
+def test_match_chance_rule_forces_random_replies_only_when_asked():
+    base = ("match", "--game", "connect4", "--agents", "expectiminimax,minimax", "--seed", "3")
+    plain = run(*base).stdout.decode()
+    ruled = run(*base, "--chance-rule").stdout.decode()
+    assert "(forced random)" not in plain
+    forced = [line for line in ruled.splitlines() if line.endswith("(forced random)")]
+    assert forced and all(": minimax plays" in line for line in forced)

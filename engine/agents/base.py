@@ -76,8 +76,48 @@ class Agent(ABC):
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         """Pick a legal move for the side to move; `state` must not be finished."""
 
-    def observe_result(self, history: list[GameState], result_for_agent: float) -> None:  # noqa: B027
-        """Called at the end of a game the agent played (learning agents override it)."""
+
+class LearningAgent(Agent):
+    """An agent whose play depends on learned memory kept outside it (in SQLite, via `db/`).
+
+    Memory is a mapping of bytes keys to bytes values, named (kind, name), e.g.
+    ("trainer", "default"). The agent stays pure and picklable: whoever runs it (the CLI, the
+    lobby, a training loop) loads the rows the agent asks for and hands them over, and after a
+    game asks the agent for the updated rows and stores them. That keeps every SQLite write in
+    one process and one transaction per finished match or training batch.
+    """
+
+    #: The memory kind, e.g. "trainer" or "weightgrid".
+    memory_kind: str = ""
+    #: Which named memory of that kind this agent uses.
+    memory_name: str = "default"
+
+    @abstractmethod
+    def memory_keys(self, state: GameState) -> list[bytes]:
+        """The memory rows `choose` needs in `state` (may be empty)."""
+
+    @abstractmethod
+    def use_memory(self, rows: Mapping[bytes, bytes]) -> None:
+        """Rows for the next `choose` calls (missing keys mean "never seen")."""
+
+    @abstractmethod
+    def learn(
+        self,
+        states: list[GameState],
+        moves: list[Move],
+        seat: int,
+        result: float,
+        rows: Mapping[bytes, bytes],
+    ) -> dict[bytes, bytes]:
+        """The rows to store after a finished game this agent played as `seat`.
+
+        `states[i]` is the position before `moves[i]`; `result` is 1, 0.5 or 0 for the agent.
+        `rows` holds the current values of `learn_keys(...)`; the result is the new values.
+        """
+
+    @abstractmethod
+    def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
+        """The rows `learn` reads for that game."""
 
 
 def require_moves(state: GameState) -> list[Move]:
