@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from db.store import Store  # noqa: E402
-from lobby.core import Lobby, LobbyConfig, Person  # noqa: E402
-from lobby.pool import EnginePool  # noqa: E402
+from db.store import Store
+from lobby.core import Lobby, LobbyConfig, Person
+from lobby.pool import EnginePool
 
 
 async def watchdog(stalls: list[float], stop: asyncio.Event, tick: float = 0.005) -> None:

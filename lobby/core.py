@@ -33,6 +33,7 @@ from lobby.errors import (
     NotYourTurn,
     StaleAction,
 )
+from lobby.learning import LearningHub, TrainingJob, TrainingRefused
 from lobby.pool import EnginePool
 from lobby.ratings import Skill, rate_1v1
 
@@ -125,6 +126,8 @@ class Lobby:
     clock: Callable[[], float] = time.time
     listeners: list[Listener] = field(default_factory=list)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # injectable for fast tests
+    #: Memory of learning agents, learning from finished matches, training jobs.
+    learning: LearningHub = field(init=False)
     _locks: dict[int, asyncio.Lock] = field(default_factory=dict)
     _states: dict[int, _Cached] = field(default_factory=dict)
     _players: dict[int, Player] = field(default_factory=dict)
@@ -135,6 +138,7 @@ class Lobby:
     def __post_init__(self) -> None:
         if self.config.seed is not None:
             self._rng.seed(self.config.seed)
+        self.learning = LearningHub(self.store)
 
     # ------------------------------------------------------------------ identities
 
@@ -407,8 +411,9 @@ class Lobby:
             self._thinking.add(match_id)
             try:
                 t0 = time.perf_counter()
+                memory = await self._memory_for(seat.spec, snap.state)
                 decision = await self.pool.choose(
-                    snap.state, seat.spec, seat.budget, self._rng.randrange(2**63)
+                    snap.state, seat.spec, seat.budget, self._rng.randrange(2**63), memory=memory
                 )
                 think_ms = int((time.perf_counter() - t0) * 1000)
             finally:
@@ -423,6 +428,14 @@ class Lobby:
                 snap = await self._commit(current, decision.move, think_ms)
             made += 1
             await self._emit(snap)
+
+    async def _memory_for(self, spec: AgentSpec, state: GameState) -> dict[bytes, bytes] | None:
+        """The memory rows a learning agent asks for here (None for other agents)."""
+        try:
+            return await self.learning.rows_for(spec, state)
+        except Exception:  # play from what the agent has rather than not at all
+            log.exception("cannot load the memory of %s", spec.label())
+            return {}
 
     async def resign(self, match_id: int, person: Person) -> Snapshot:
         player = await self.player_for(person)
@@ -463,9 +476,51 @@ class Lobby:
         if match.rated and result is not None:
             score0 = 0.5 if result == "draw" else (1.0 if result == "0" else 0.0)
             updates = _rating_fn(match.game, match.player0_id, match.player1_id, score0)
-        return await self.store.finish_match(
+        finished = await self.store.finish_match(
             match.id, status, result, termination, updates, expected_ply=expected_ply
         )
+        if status == "finished" and result is not None:
+            self._learn_later(finished)
+        return finished
+
+    def _learn_later(self, match: Match) -> None:
+        """Let learning agents of a match with a result learn from it, in the background."""
+        raw = match.options.get("seats") or []
+        if not any(raw):
+            return  # no agent seat
+        self.learning.spawn(self._learn(match), f"match #{match.id}")
+
+    async def _learn(self, match: Match) -> None:
+        seats = await self._seats(match)
+        agents = [(i, s.spec) for i, s in enumerate(seats) if s.spec is not None]
+        if match.result is None or not self.learning.learns((s for _, s in agents), match.game):
+            return
+        await self.learning.learn_match(match.game, match.variant, match.id, agents, match.result)
+
+    # ------------------------------------------------------------------ training
+
+    def train(
+        self,
+        game: str,
+        agent: str,
+        games: int,
+        opponent: str | None = None,
+        seed: int | None = None,
+    ) -> TrainingJob:
+        """Start training a learning agent's memory in the engine pool (in the background).
+
+        The front end checks who may; BadRequest if the agent does not learn, the memory is
+        already training or the numbers are off.
+        """
+        game = self._game(game)
+        try:
+            spec, budget = registry.resolve(agent, game)
+            opp = registry.resolve(opponent, game) if opponent else None
+            return self.learning.start_training(
+                self.pool, game, spec, budget, games, opponent=opp, seed=seed, label=agent.strip()
+            )
+        except (ValueError, TrainingRefused) as exc:
+            raise BadRequest(str(exc)) from None
 
     # ------------------------------------------------------------------ clocks and restarts
 
@@ -560,6 +615,7 @@ class Lobby:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.learning.close()
 
     async def _emit(self, snap: Snapshot) -> None:
         for listener in list(self.listeners):

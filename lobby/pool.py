@@ -12,14 +12,18 @@ import asyncio
 import logging
 import multiprocessing
 import random
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
 
 from engine.agents import registry
-from engine.agents.base import Agent, AgentSpec, Budget, Decision
+from engine.agents.base import Agent, AgentSpec, Budget, Decision, LearningAgent
 from engine.games.base import GameState
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Agents are built once per worker process and reused: building may load numba kernels or
 # learned memory.
@@ -36,12 +40,30 @@ def _ping() -> int:
     return multiprocessing.current_process().pid or 0
 
 
-def choose_in_worker(state: GameState, spec: AgentSpec, budget: Budget, seed: int) -> Decision:
-    """Run one agent decision (module level so it pickles into the worker)."""
-    key = (spec, state.game)
+def worker_agent(spec: AgentSpec, game: str) -> Agent:
+    """This process's instance of the agent a spec names (built on first use)."""
+    key = (spec, game)
     agent = _agents.get(key)
     if agent is None:
-        agent = _agents[key] = registry.build(spec, state.game)
+        agent = _agents[key] = registry.build(spec, game)
+    return agent
+
+
+def choose_in_worker(
+    state: GameState,
+    spec: AgentSpec,
+    budget: Budget,
+    seed: int,
+    memory: Mapping[bytes, bytes] | None = None,
+) -> Decision:
+    """Run one agent decision (module level so it pickles into the worker).
+
+    A learning agent first gets `memory`: the rows its `memory_keys(state)` asked for, loaded
+    by the lobby (the worker never touches SQLite).
+    """
+    agent = worker_agent(spec, state.game)
+    if memory is not None and isinstance(agent, LearningAgent):
+        agent.use_memory(memory)
     return agent.choose(state, budget, random.Random(seed))
 
 
@@ -91,18 +113,27 @@ class EnginePool:
         )
 
     async def choose(
-        self, state: GameState, spec: AgentSpec, budget: Budget, seed: int | None = None
+        self,
+        state: GameState,
+        spec: AgentSpec,
+        budget: Budget,
+        seed: int | None = None,
+        memory: Mapping[bytes, bytes] | None = None,
     ) -> Decision:
+        """One decision; `memory` is handed to a learning agent before it chooses."""
+        seed = self._seed.randrange(2**63) if seed is None else seed
+        return await self.run(choose_in_worker, state, spec, budget, seed, memory)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a module-level function in a worker (e.g. a training batch); retried once if
+        the pool broke under it."""
         if self._executor is None:
             raise RuntimeError("the engine pool is not started")
-        seed = self._seed.randrange(2**63) if seed is None else seed
         for attempt in (1, 2):
             executor = self._executor
             try:
                 loop = asyncio.get_running_loop()
-                return await loop.run_in_executor(
-                    executor, choose_in_worker, state, spec, budget, seed
-                )
+                return await loop.run_in_executor(executor, fn, *args)
             except BrokenProcessPool:
                 if attempt == 2:
                     raise

@@ -1,4 +1,4 @@
-"""Seed 001's weight-grid strategy: `computer_weight_capture` on a fixed positional grid.
+"""Seed 001's weight-grid strategy: `computer_weight_capture` on a learned or fixed grid.
 
 The seed: "every piece that would be flipped has a corresponding value on the weight_grid, and
 these values are summed"; the capture strategy plays the legal move with the largest sum. Only
@@ -8,19 +8,37 @@ a1..h8 order (the seed's scan order, like `first_max_score`). The seed runs this
 of the moves and a random lower-level greedy strategy otherwise (its `computer_random`), hence
 `capture_share` and `GreedyAgent("random")`.
 
-The seed's grid is learned from finished games (+1 for the winner's squares, -1 for the
-loser's). Until learned grids exist in the database, `grid="default"` is a fixed classic
-positional grid; `load_grid` is the one place a later `grid="learned:NAME"` will plug in.
+Which grid (`grid=`):
+
+* ``"default"``: `DEFAULT_GRID`, a fixed classic positional grid (what the difficulty ladder
+  uses; it learns nothing).
+* ``"learned"``: the seed's learned grid, kept in memory kind ``"weightgrid"`` under one row,
+  key ``b"grid"``, value 64 little-endian float64 (square a1..h8 order = ``grid.reshape(64)``);
+  the games count is the memory's ``games_trained``. A memory without that row is the all-zero
+  grid, as after the seed's reset (on a zero grid every capture scores 0, so the capture strategy
+  plays the first legal move).
+* not given: ``"learned"`` when a `memory` name is given, else ``"default"``.
+
+Learning (the seed's end-of-game code): every square holding the winner's colour +1, every square
+holding the loser's colour -1; a draw changes nothing (the seed only rewards a winner). This is
+one update per GAME, whichever seat asks: a runner playing the agent against itself must call
+`learn` once per game, not once per seat (`learn_whole_game` says so; the training loop and the
+CLI honour it).
+
+Display: the seed shows the grid normalised. `normalised_grid` divides by the largest absolute
+weight (so values lie in [-1, 1], zero stays zero); `render_grid_text` draws an emoji heat map by
+quantile and `render_grid_png` a labelled heat map image.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.base import AgentInfo, Budget, Decision, LearningAgent, require_moves
 from engine.agents.greedy import GreedyAgent
 from engine.games.base import GameState, Move
 from engine.games.othello import PASS, OthelloState
@@ -48,11 +66,99 @@ squares 5-10, the inner squares about -1 (the grid is symmetric, so the orientat
 DEFAULT_GRID.setflags(write=False)
 
 
+MEMORY_KIND = "weightgrid"
+GRID_KEY = b"grid"
+GRIDS = ("default", "learned")
+
+
 def load_grid(name: str) -> Grid:
-    """The 8x8 grid a `grid=` setting names ("default"; learned grids will come from the db)."""
+    """The fixed grid a `grid=` setting names; only "default" is fixed ("learned" is memory)."""
     if name == "default":
         return DEFAULT_GRID
-    raise ValueError(f"unknown weight grid {name!r}: only 'default' exists for now")
+    raise ValueError(f"unknown weight grid {name!r}: choose default or learned")
+
+
+def zero_grid() -> Grid:
+    """The seed's reset grid."""
+    return np.zeros((8, 8), dtype=np.float64)
+
+
+def encode_grid(grid: Grid) -> bytes:
+    """The memory value of a grid: 64 little-endian float64, a1..h8."""
+    return np.asarray(grid, dtype="<f8").reshape(64).tobytes()
+
+
+def decode_grid(raw: bytes | None) -> Grid:
+    """The 8x8 grid of a memory value (the zero grid for None)."""
+    if raw is None:
+        return zero_grid()
+    flat = np.frombuffer(raw, dtype="<f8")
+    if flat.shape[0] != 64:
+        raise ValueError(f"a weight grid row holds 64 float64, got {len(raw)} bytes")
+    return flat.astype(np.float64).reshape(8, 8)
+
+
+def grid_update(grid: Grid, final: OthelloState, winner: int | None) -> Grid:
+    """The seed's end-of-game update: winner's squares +1, loser's squares -1, draw: none."""
+    out = np.array(grid, dtype=np.float64).reshape(64)
+    if winner is None:
+        return out.reshape(8, 8)
+    discs = (final.black, final.white)
+    for sq in range(64):
+        if discs[winner] >> sq & 1:
+            out[sq] += 1.0
+        elif discs[1 - winner] >> sq & 1:
+            out[sq] -= 1.0
+    return out.reshape(8, 8)
+
+
+def normalised_grid(grid: Grid) -> Grid:
+    """The grid divided by its largest absolute weight: values in [-1, 1] (all zero stays 0)."""
+    g = np.asarray(grid, dtype=np.float64).reshape(8, 8)
+    peak = float(np.abs(g).max())
+    return g / peak if peak > 0 else np.zeros((8, 8), dtype=np.float64)
+
+
+#: Heat-map colours from the lowest fifth of the weights to the highest.
+HEAT = ("🟦", "🟩", "🟨", "🟧", "🟥")
+
+
+def heat_levels(grid: Grid) -> npt.NDArray[np.int64]:
+    """Each square's quintile 0..4 among the 64 weights (2 for all when the grid is flat)."""
+    g = np.asarray(grid, dtype=np.float64).reshape(64)
+    if float(g.max()) == float(g.min()):
+        return np.full((8, 8), 2, dtype=np.int64)
+    cuts = np.quantile(g, [0.2, 0.4, 0.6, 0.8])
+    levels = np.searchsorted(cuts, g, side="left").astype(np.int64)
+    return levels.reshape(8, 8)
+
+
+def render_grid_text(grid: Grid) -> str:
+    """8 lines of 8 emoji squares, rank 8 on top, a-h left to right (🟦 low ... 🟥 high)."""
+    levels = heat_levels(grid)
+    return "\n".join("".join(HEAT[int(v)] for v in levels[rank]) for rank in range(7, -1, -1))
+
+
+def render_grid_png(grid: Grid, path: str, title: str = "weight grid (normalised)") -> None:
+    """Draw the normalised grid as a labelled heat map (rank 8 on top) to a PNG file."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = normalised_grid(grid)
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    image = ax.imshow(g[::-1], cmap="coolwarm", vmin=-1, vmax=1)
+    ax.set_xticks(range(8), list("abcdefgh"))
+    ax.set_yticks(range(8), [str(r) for r in range(8, 0, -1)])
+    for r in range(8):
+        for f in range(8):
+            ax.text(f, 7 - r, f"{g[r, f]:+.2f}", ha="center", va="center", fontsize=7)
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
@@ -80,16 +186,60 @@ def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
     return best_move, best
 
 
-class WeightGridAgent(Agent):
+class WeightGridAgent(LearningAgent):
     """Weight-capture on `capture_share` of the moves, greedy-random on the others (seed 001)."""
 
-    def __init__(self, capture_share: float = 0.2, grid: str = "default") -> None:
+    memory_kind = MEMORY_KIND
+    #: One `learn` call per game (the update covers both colours); see the module docstring.
+    learn_whole_game = True
+
+    def __init__(
+        self, capture_share: float = 0.2, grid: str | None = None, memory: str | None = None
+    ) -> None:
         if not 0.0 <= capture_share <= 1.0:
             raise ValueError(f"capture_share must be in [0, 1], got {capture_share}")
+        if grid is None:
+            grid = "learned" if memory is not None else "default"
+        if grid not in GRIDS:
+            raise ValueError(f"unknown weight grid {grid!r}: choose default or learned")
         self.capture_share = capture_share
         self.grid_name = grid
-        self.grid = load_grid(grid)
+        self.memory_name = memory or "default"
+        self.learned = grid == "learned"
+        self.grid = zero_grid() if self.learned else load_grid(grid)
+        self._raw: bytes | None = None
         self.greedy = GreedyAgent("random")
+
+    def memory_keys(self, state: GameState) -> list[bytes]:
+        return [GRID_KEY] if self.learned else []
+
+    def use_memory(self, rows: Mapping[bytes, bytes]) -> None:
+        if not self.learned:
+            return
+        raw = rows.get(GRID_KEY)
+        if raw is not self._raw or raw is None:
+            self.grid = decode_grid(raw)
+            self._raw = raw
+
+    def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
+        return [GRID_KEY] if self.learned else []
+
+    def learn(
+        self,
+        states: list[GameState],
+        moves: list[Move],
+        seat: int,
+        result: float,
+        rows: Mapping[bytes, bytes],
+    ) -> dict[bytes, bytes]:
+        """The grid after the seed's update from the final position (nothing for a fixed grid)."""
+        if not self.learned or not moves:
+            return {}
+        final = states[len(moves) - 1].play(moves[-1])
+        if not isinstance(final, OthelloState):
+            raise TypeError("the weight-grid strategy plays Othello only")
+        winner = None if result == 0.5 else seat if result == 1.0 else 1 - seat
+        return {GRID_KEY: encode_grid(grid_update(decode_grid(rows.get(GRID_KEY)), final, winner))}
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         if not isinstance(state, OthelloState):
@@ -107,7 +257,7 @@ AGENT_INFOS = [
         "weightgrid",
         ("othello",),
         "seed 001: weight-capture 20% of moves, greedy-random otherwise "
-        "(fixed positional grid until learned)",
+        "(grid=default: fixed positional grid; grid=learned or memory=NAME: the learned grid)",
         WeightGridAgent,
     )
 ]
