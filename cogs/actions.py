@@ -6,6 +6,7 @@ arrive afterwards through the lobby's listener, which edits the board message.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import discord
@@ -166,12 +167,36 @@ async def send_challenge(
         raise BadRequest("you cannot challenge yourself")
     await bot.lobby.player_for(person(interaction.user))  # remember the challenger's name
     expires = int(bot.lobby.clock() + bot.challenge_seconds)
-    await interaction.response.send_message(
+    response = await interaction.response.send_message(
         content=f"<@{opponent_id}>",
         embed=challenge_embed(interaction.user.display_name, opponent_name, game, expires),
         view=challenge_view(interaction.user.id, opponent_id, game, expires),
         allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
     )
+    if response.message_id is not None and interaction.channel_id is not None:
+        schedule_expiry(bot, interaction.channel_id, response.message_id, bot.challenge_seconds)
+
+
+def schedule_expiry(bot: BoardBot, channel_id: int, message_id: int, delay: float) -> None:
+    """Turn an unanswered challenge into "expired" when its time is up (best effort).
+
+    A timer, not a sleeping task, so nothing waits on it; after a restart the buttons still
+    refuse an expired challenge when clicked, they just are not greyed out.
+    """
+    bot.pending_challenges.add(message_id)
+
+    async def expire() -> None:
+        if message_id not in bot.pending_challenges:
+            return  # answered in time
+        bot.pending_challenges.discard(message_id)
+        message = bot.get_partial_messageable(channel_id).get_partial_message(message_id)
+        embed = discord.Embed(description="This challenge has expired.", colour=0x95A5A6)
+        try:
+            await message.edit(content=None, embed=embed, view=None)
+        except discord.HTTPException:
+            pass  # deleted, or no access: the buttons still refuse it
+
+    asyncio.get_running_loop().call_later(delay, lambda: bot.lobby.spawn(expire()))
 
 
 async def answer_challenge(interaction: discord.Interaction, button: ChallengeButton) -> None:
@@ -180,6 +205,8 @@ async def answer_challenge(interaction: discord.Interaction, button: ChallengeBu
         user = interaction.user.id
         if user not in (button.challenger, button.opponent):
             raise NotInMatch("this challenge is not for you")
+        if interaction.message is not None and (not button.accept or user == button.opponent):
+            bot.pending_challenges.discard(interaction.message.id)
         if bot.lobby.clock() > button.expires:
             await interaction.response.edit_message(
                 content=None,

@@ -41,6 +41,8 @@ class BoardBot(commands.Bot):
         self.editor = BoardEditor(self)
         #: Matches whose current change is being shown by an interaction response right now.
         self.rendering: set[int] = set()
+        #: Challenge messages still waiting for an answer (their expiry timer edits them).
+        self.pending_challenges: set[int] = set()
 
     async def setup_hook(self) -> None:
         for name in EXTENSIONS:

@@ -477,3 +477,46 @@ async def test_botmatch_autocomplete_and_bad_agent(env: Any) -> None:
     )
     assert cb.ephemeral and "unknown agent" in cb.content
     assert await bot.lobby.store.live_matches() == []
+
+
+async def test_an_unanswered_challenge_is_greyed_out_when_it_expires(env: Any) -> None:
+    bot, h = env
+    bot.challenge_seconds = 0.05
+    await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
+    invite_id = int(h.last_message(ephemeral=False)["id"])
+    await asyncio.sleep(0.2)
+    await h.settle()
+    invite = h.messages[invite_id]
+    assert invite["components"] == []
+    assert "expired" in invite["embeds"][0]["description"]
+    assert bot.pending_challenges == set()
+
+
+async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
+    bot, h = env
+    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    await h.slash("resign", {}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    [rematch] = [b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rm:")]
+    [cb] = callbacks(await h.click(board, rematch, user=BOB))
+    assert cb.ephemeral and "only the players" in cb.content
+    calls = await h.click(board, rematch, user=ALICE)
+    [cb] = callbacks(calls)
+    assert cb.callback_type == CHANNEL_MESSAGE
+    new = h.last_message(ephemeral=False)
+    assert new["id"] != board["id"]
+    assert new["embeds"][0]["title"].startswith("Connect Four: Bot (easy)")  # colours swapped
+
+    await h.slash("challenge", {"opponent": BOB, "game": "othello"}, user=ALICE)
+    invite = h.last_message(ephemeral=False)
+    accept = next(b["custom_id"] for b in buttons(invite) if b["custom_id"].startswith("ch:a"))
+    await h.click(invite, accept, user=BOB)
+    await h.slash("resign", {}, user=BOB)
+    board = h.last_message(ephemeral=False)
+    [rematch] = [b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rm:")]
+    [cb] = callbacks(await h.click(board, rematch, user=BOB))
+    assert cb.callback_type == CHANNEL_MESSAGE and cb.content == f"<@{ALICE.id}>"
+    assert any(
+        b["custom_id"].startswith(f"ch:a:{BOB.id}:{ALICE.id}:o:")
+        for b in buttons(h.last_message(ephemeral=False))
+    )
