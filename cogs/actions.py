@@ -7,6 +7,7 @@ arrive afterwards through the lobby's listener, which edits the board message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
 
 import discord
@@ -191,10 +192,9 @@ def schedule_expiry(bot: BoardBot, channel_id: int, message_id: int, delay: floa
         bot.pending_challenges.discard(message_id)
         message = bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         embed = discord.Embed(description="This challenge has expired.", colour=0x95A5A6)
-        try:
+        # Deleted, or no access: nothing to grey out, and the buttons still refuse it.
+        with contextlib.suppress(discord.HTTPException):
             await message.edit(content=None, embed=embed, view=None)
-        except discord.HTTPException:
-            pass  # deleted, or no access: the buttons still refuse it
 
     asyncio.get_running_loop().call_later(delay, lambda: bot.lobby.spawn(expire()))
 

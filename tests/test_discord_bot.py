@@ -493,7 +493,7 @@ async def test_an_unanswered_challenge_is_greyed_out_when_it_expires(env: Any) -
 
 
 async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
-    bot, h = env
+    _, h = env
     await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     board = h.last_message(ephemeral=False)
