@@ -28,10 +28,12 @@ from engine.agents import registry
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
+from lobby.learning import TrainingJob, overview_lines
 
 log = logging.getLogger(__name__)
 
 BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
+TRAIN_REPORT_SECONDS = 5.0  # a progress line this often while a /train job runs
 MAX_NAME = 32
 GAME_ALIASES = {
     "c4": "connect4",
@@ -85,7 +87,18 @@ COMMANDS: dict[str, CommandInfo] = {
     ),
     "stats": CommandInfo(("user",), (), "/stats [user:NAME]", "wins, draws, losses and ratings"),
     "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent ended matches"),
-    "agents": CommandInfo(("game",), (), "/agents [game:GAME]", "the agents and levels"),
+    "agents": CommandInfo(
+        ("game",),
+        (),
+        "/agents [game:GAME]",
+        "the agents and levels: descriptions, ratings, what learning agents learned",
+    ),
+    "train": CommandInfo(
+        ("game", "agent", "games", "opponent"),
+        ("game", "agent", "games"),
+        "/train game:GAME agent:AGENT games:N [opponent:AGENT]",
+        "train a learning agent (e.g. trainer) by self-play, in the background",
+    ),
     "as": CommandInfo(("name",), ("name",), "/as NAME", "switch the local player"),
     "help": CommandInfo((), (), "/help", "this list"),
     "quit": CommandInfo((), (), "/quit", "stop your running bot matches and leave"),
@@ -470,9 +483,30 @@ class Console:
             for name, level in registry.LEVELS[game].items():
                 lines.append(f"  {name:<8} {level.spec.label()} {level.description}")
             lines.append(f"{present.GAME_TITLES[game]} agents (usable as level: or first:):")
-            for info in registry.agents_for(game):
-                lines.append(f"  {info.name:<16} {info.description}")
+            for overview in await self.lobby.agents_overview(game):
+                heading, details = overview_lines(overview)
+                lines.append(f"  **{heading}**")
+                for detail in details:
+                    lines += [f"      {part}" for part in detail.splitlines()]
         self.write("\n".join(lines))
+
+    async def cmd_train(self, opts: dict[str, str]) -> None:
+        game = game_name(opts["game"])
+        try:
+            games = int(opts["games"])
+        except ValueError:
+            raise UsageError(f"games must be a whole number, not {opts['games']!r}") from None
+        job = self.lobby.train(game, opts["agent"], games, opts.get("opponent"))
+        self.write(job.progress.text())
+        self.background(lambda: self._follow_training(job), "training")
+
+    async def _follow_training(self, job: TrainingJob) -> None:
+        assert job.task is not None
+        while True:
+            done, _ = await asyncio.wait({job.task}, timeout=TRAIN_REPORT_SECONDS)
+            self.write(job.progress.text())
+            if done:
+                return
 
     async def cmd_as(self, opts: dict[str, str]) -> None:
         self.user = check_name(opts["name"])

@@ -16,7 +16,7 @@ from lobby.core import Lobby
 log = logging.getLogger(__name__)
 
 #: Extensions loaded at start, explicitly (a failure is logged, the others still load).
-EXTENSIONS = ("cogs.games",)
+EXTENSIONS = ("cogs.games", "cogs.training")
 
 
 class BoardBot(commands.Bot):
@@ -68,14 +68,14 @@ class BoardBot(commands.Bot):
 
 
 def command_payloads() -> list[dict[str, Any]]:
-    """The application commands as the JSON `tree.sync()` would send."""
+    """The application commands as the JSON `tree.sync()` would send (every extension's)."""
     import asyncio
+    import importlib
 
     async def build() -> list[dict[str, Any]]:
-        from cogs.games import Games
-
         bot = BoardBot(lobby=None, run_clock=False)  # type: ignore[arg-type]
-        await bot.add_cog(Games(bot))
+        for name in EXTENSIONS:
+            await importlib.import_module(name).setup(bot)
         payloads = [cmd.to_dict(bot.tree) for cmd in bot.tree.get_commands()]
         await bot.close()
         return payloads

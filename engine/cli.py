@@ -1,4 +1,4 @@
-"""`python -m engine`: agents, serve, perft, match (more subcommands join as they land)."""
+"""`python -m engine`: agents, serve, perft, match, arena, train."""
 
 from __future__ import annotations
 
@@ -11,15 +11,27 @@ import time
 from collections.abc import Sequence
 
 from engine.agents import registry
-from engine.agents.base import Agent, Decision
+from engine.agents.base import Agent, Budget, Decision
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
+from engine.learning import MemorySession, with_memory
 from engine.play import Progress, play_game
+from engine.train_cli import add_parser as add_train_parser
+from engine.train_cli import close_backend, open_backend
 
 
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--game", choices=GAMES, required=required, help="which game")
     p.add_argument("--variant", default=None, help="Connect Four size, e.g. 7x6k4 (cols x rows)")
+
+
+def _add_memory(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db", default=None, help="SQLite file whose memories learning agents play (and learn)"
+    )
+    p.add_argument(
+        "--memory", default=None, help="memory name for learning agents (default: 'default')"
+    )
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
@@ -38,10 +50,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = registry.parse_settings(args.set or [])
         spec, budget = registry.resolve(args.agent, args.game, settings)
+        if args.db or args.memory:
+            spec = with_memory(spec, args.memory)
         agent = registry.build(spec, args.game)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.db:  # play with the stored memory (serve answers positions: it learns nothing)
+        backend = open_backend(args.db)
+        try:
+            MemorySession(backend).attach(agent)
+        finally:
+            close_backend(backend)
     # Undecodable bytes become U+FFFD and then a parse error, instead of killing the loop.
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     serve(args.game, agent, budget, args.seed, stdin, sys.stdout, args.variant)
@@ -79,12 +99,34 @@ def cmd_match(args: argparse.Namespace) -> int:
         return 2
     try:
         resolved = [registry.resolve(n, args.game) for n in names]
+        if args.db or args.memory:
+            resolved = [(with_memory(spec, args.memory), budget) for spec, budget in resolved]
         agents: list[Agent] = [registry.build(spec, args.game) for spec, _ in resolved]
         budgets = [budget for _, budget in resolved]
         start = new_game(args.game, args.variant)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # Learning agents play with their memory (from --db, else an empty in-process one) and learn
+    # after every game; with --db each game's rows are stored in one transaction.
+    backend = open_backend(args.db)
+    try:
+        memories = MemorySession(backend)
+        for agent in agents:
+            memories.attach(agent)
+        return _play_match(args, names, agents, budgets, start, memories)
+    finally:
+        close_backend(backend)
+
+
+def _play_match(
+    args: argparse.Namespace,
+    names: list[str],
+    agents: list[Agent],
+    budgets: list[Budget],
+    start: GameState,
+    memories: MemorySession,
+) -> int:
     labels = _labels(names)
     rng = random.Random(args.seed)
     table = {label: {"wins": 0, "draws": 0, "losses": 0} for label in labels}
@@ -110,6 +152,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         record = play_game(start, seat_agents, seat_budgets, rng, on_move, args.chance_rule)
         outcome = record.outcome
         assert outcome is not None
+        memories.after_game(start, record.moves, seat_agents, outcome.winner)
         for seat, idx in enumerate(order):
             result = outcome.result_for(seat)
             key = "wins" if result == 1 else "losses" if result == 0 else "draws"
@@ -203,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", required=True, help="agent or level, e.g. random or minimax:depth=4")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="agent parameter")
     p.add_argument("--seed", type=int, default=None)
+    _add_memory(p)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("perft", help="count leaf positions to each depth")
@@ -223,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="seed 002: when expectiminimax takes its chance line, its opponent replies at random",
     )
+    _add_memory(p)
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser("arena", help="a round-robin tournament on every core")
@@ -236,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON results to FILE")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="draw the tables to a PNG")
     p.set_defaults(func=cmd_arena)
+
+    add_train_parser(sub)
     return parser
 
 

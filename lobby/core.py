@@ -33,7 +33,13 @@ from lobby.errors import (
     NotYourTurn,
     StaleAction,
 )
-from lobby.learning import LearningHub, TrainingJob, TrainingRefused
+from lobby.learning import (
+    AgentOverview,
+    LearningHub,
+    TrainingJob,
+    TrainingRefused,
+    agents_overview,
+)
 from lobby.pool import EnginePool
 from lobby.ratings import Skill, rate_1v1
 
@@ -411,10 +417,7 @@ class Lobby:
             self._thinking.add(match_id)
             try:
                 t0 = time.perf_counter()
-                memory = await self._memory_for(seat.spec, snap.state)
-                decision = await self.pool.choose(
-                    snap.state, seat.spec, seat.budget, self._rng.randrange(2**63), memory=memory
-                )
+                move = await self._agent_move(snap, seat)
                 think_ms = int((time.perf_counter() - t0) * 1000)
             finally:
                 self._thinking.discard(match_id)
@@ -422,12 +425,29 @@ class Lobby:
                 current = await self.snapshot(match_id)
                 if not current.live or current.match.ply != snap.match.ply:
                     return current  # resigned, stopped or timed out while the agent thought
-                if decision.move not in current.state.legal_moves():
-                    log.error("agent %s chose an illegal move %r", seat.spec, decision.move)
-                    raise BadMove(f"the agent chose an illegal move {decision.move!r}")
-                snap = await self._commit(current, decision.move, think_ms)
+                snap = await self._commit(current, move, think_ms)
             made += 1
             await self._emit(snap)
+
+    async def _agent_move(self, snap: Snapshot, seat: Seat) -> Move:
+        """The agent's move; if the agent fails, a random legal move, so no match gets stuck.
+
+        A person waiting for a bot that crashed would otherwise wait forever (agents have no
+        clock); the failure is logged for us to fix.
+        """
+        assert seat.spec is not None and seat.budget is not None
+        legal = snap.state.legal_moves()
+        try:
+            memory = await self._memory_for(seat.spec, snap.state)
+            decision = await self.pool.choose(
+                snap.state, seat.spec, seat.budget, self._rng.randrange(2**63), memory=memory
+            )
+            if decision.move in legal:
+                return decision.move
+            log.error("agent %s chose an illegal move %r", seat.spec.label(), decision.move)
+        except Exception:
+            log.exception("agent %s failed in match %s", seat.spec.label(), snap.id)
+        return self._rng.choice(legal)
 
     async def _memory_for(self, spec: AgentSpec, state: GameState) -> dict[bytes, bytes] | None:
         """The memory rows a learning agent asks for here (None for other agents)."""
@@ -558,6 +578,7 @@ class Lobby:
 
         Returns the live matches; agent moves are started as background tasks.
         """
+        self.spawn(self.learning.warm())
         out = []
         for match in await self.store.live_matches():
             snap = await self.snapshot(match.id)
@@ -630,6 +651,10 @@ class Lobby:
         self, game: str, guild_id: int | None = None, limit: int = 10
     ) -> list[Any]:
         return await self.store.leaderboard(self._game(game), limit=limit, guild_id=guild_id)
+
+    async def agents_overview(self, game: str) -> list[AgentOverview]:
+        """Every agent of a game: description, levels, ratings and learned memory."""
+        return await agents_overview(self.store, self.learning, self._game(game))
 
     async def stats(self, person: Person) -> tuple[Player, list[Any]]:
         player = await self.player_for(person)

@@ -283,3 +283,16 @@ async def test_process_pool_warms_up_answers_and_survives_a_dead_worker() -> Non
 def test_pool_refuses_fork() -> None:
     with pytest.raises(ValueError, match="fork"):
         EnginePool(context="fork")
+
+
+async def test_a_failing_agent_falls_back_to_a_legal_move(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("agent crashed")
+
+    monkeypatch.setattr(lobby.pool, "choose", broken)
+    snap = await lobby.start_pve(ALICE, "connect4", "medium", "bot")
+    snap = await lobby.advance(snap.id)
+    assert snap.live and snap.match.ply == 1 and snap.seat_to_move.player.display_name == "Alice"
+    assert "agent crashed" in caplog.text

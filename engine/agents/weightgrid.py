@@ -208,18 +208,23 @@ class WeightGridAgent(LearningAgent):
         self.learned = grid == "learned"
         self.grid = zero_grid() if self.learned else load_grid(grid)
         self._raw: bytes | None = None
+        self._rows: Mapping[bytes, bytes] = {}
         self.greedy = GreedyAgent("random")
 
     def memory_keys(self, state: GameState) -> list[bytes]:
         return [GRID_KEY] if self.learned else []
 
     def use_memory(self, rows: Mapping[bytes, bytes]) -> None:
+        """Keep a reference to the rows: a later change of the grid row is seen on the next move."""
+        self._rows = rows
+        self._refresh()
+
+    def _refresh(self) -> None:
         if not self.learned:
             return
-        raw = rows.get(GRID_KEY)
-        if raw is not self._raw or raw is None:
-            self.grid = decode_grid(raw)
-            self._raw = raw
+        raw = self._rows.get(GRID_KEY)
+        if raw is not self._raw:  # a new row object: decode once (None: the zero grid)
+            self.grid, self._raw = decode_grid(raw), raw
 
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
         return [GRID_KEY] if self.learned else []
@@ -244,6 +249,7 @@ class WeightGridAgent(LearningAgent):
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         if not isinstance(state, OthelloState):
             raise TypeError("the weight-grid strategy plays Othello only")
+        self._refresh()
         if rng.random() < self.capture_share:
             move, score = weight_capture_move(state, self.grid)
             return Decision(move=move, score=score, depth=1, info={"strategy": "weight_capture"})

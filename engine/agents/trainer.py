@@ -1,0 +1,323 @@
+"""Seed 000's trainer: one learned weight per column for every board it has met (Connect Four).
+
+Memory (kind ``"trainer"``): one row per board state, key = the canonical board key (below),
+value = `cols` little-endian float32 weights, one per column. The weights belong to the side to
+move in that position (the side is implied by the number of discs, so both colours share one
+memory without clashing).
+
+Canonical keys merge mirror images. A position and its left-right mirror are the same position
+for play, so they share one row: the key is ``bytes([cols, rows, k])`` followed by the smaller of
+Pons' position keys ``current + mask`` of the position and of its mirror, little-endian in
+``ceil(cols * (rows + 1) / 8)`` bytes (7 for 7x6, so 10-byte keys). When the stored row belongs
+to the mirror image, the weights are stored mirrored (column c's weight at index cols-1-c) and
+flipped back on reading; `position_key` says which. In a symmetric position (its own mirror)
+column c and column cols-1-c are the same move, so learning reinforces both.
+
+Choosing (the seed's exploration range): look up the weights, take the maximum over the LEGAL
+columns, and play uniformly among the legal columns whose weight is ``>= max - exploration``.
+Exploration 0 is greedy (random only among exact ties).
+
+Unseen boards (`prior`):
+
+* ``"value"`` (default): column c starts at ``value_scale * clip(v_c, -value_clip, value_clip)``
+  where v_c is the seed's board value of the position after playing c, for the mover: +10000 won,
+  else +1 per own opportunity and -1 per opponent opportunity (`c4eval.opportunities_score`).
+  With the defaults (0.1, 100) a winning move starts at +10 and ordinary moves within a few points
+  of each other, so the untrained agent plays seed 000's greedy board value and learning (+-10 a
+  game) can overturn it after a game or two.
+* ``"zero"``: the seed as written: unseen boards have all-zero weights, so the agent plays
+  uniformly at random wherever it has not been before.
+
+Learning (seed 000's reinforcement): after a game, every (board, column) the agent played gets
+
+    weight[column] += lr * (outcome + value_scale * clip(v, -value_clip, value_clip))
+
+with outcome +10 won, -10 lost, -1 drawn having placed the first disc (seat 0), +1 drawn
+otherwise, and v the board value after that move (as above). Why this scaling: the raw board
+value is +-10000 for a won board and a few dozen opportunities otherwise, so added raw it would
+drown the outcome (a move that creates 20 opportunities and loses would still gain +10). Scaled
+by 0.1 the opportunities become a shaping term of a few points, smaller than the outcome that is
+the real signal, and the won board, clipped to 100, is worth +10: as much as the win itself, which
+makes an immediately winning move a clear favourite from its first visit. The update is additive
+as in the seed (weights are running sums, not averages), so a move's weight grows with the wins
+it collects and shrinks with its losses; the exploration range then lets the alternatives be
+tried once a move's weight has dropped.
+
+Training (self-play against a greedy copy of itself by default), its speed and its learning
+curves: `engine.learning`, `python -m engine train` and docs/learning.md.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.agents.base import AgentInfo, Budget, Decision, LearningAgent, require_moves
+from engine.agents.c4eval import WON_BOARD, opportunities_score
+from engine.games import c4kernels as kern
+from engine.games.base import GameState, Move
+from engine.games.c4windows import window_array
+from engine.games.connect4 import Connect4State
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+MEMORY_KIND = "trainer"
+PRIORS = ("value", "zero")
+#: Seed 000's outcome terms.
+WIN, LOSS, DRAW_FIRST, DRAW_SECOND = 10.0, -10.0, -1.0, 1.0
+
+
+def _kernel(fn: _F) -> _F:
+    return cast(_F, njit(cache=True, nogil=True)(fn))
+
+
+@_kernel
+def keys_kernel(
+    current: np.uint64, mask: np.uint64, rows: int, cols: int
+) -> tuple[np.uint64, np.uint64]:
+    """Pons' key ``current + mask`` of the position and of its mirror image."""
+    mc = kern.mirror(current, rows, cols)
+    mm = kern.mirror(mask, rows, cols)
+    return current + mask, mc + mm
+
+
+@_kernel
+def position_info(
+    current: np.uint64,
+    mask: np.uint64,
+    rows: int,
+    cols: int,
+    k: int,
+    wmask: npt.NDArray[np.uint64],
+) -> tuple[np.uint64, np.uint64, npt.NDArray[np.int64]]:
+    """`keys_kernel` and `after_values` in one call (one numba dispatch per position)."""
+    key, mkey = keys_kernel(current, mask, rows, cols)
+    return key, mkey, after_values(current, mask, rows, cols, k, wmask)
+
+
+@_kernel
+def after_values(
+    current: np.uint64,
+    mask: np.uint64,
+    rows: int,
+    cols: int,
+    k: int,
+    wmask: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.int64]:
+    """Seed 000's board value, for the mover, after each column (0 for a full column)."""
+    out = np.zeros(cols, dtype=np.int64)
+    opp = current ^ mask
+    for c in range(cols):
+        mv = kern.move_bit(mask, c, rows)
+        if mv == 0:
+            continue
+        own = current | mv
+        if kern.is_win(own, rows, k):
+            out[c] = WON_BOARD
+        else:
+            out[c] = opportunities_score(own, opp, wmask)
+    return out
+
+
+def _c4(state: GameState) -> Connect4State:
+    if not isinstance(state, Connect4State):
+        raise TypeError("the trainer plays Connect Four only")
+    return state
+
+
+class Position(NamedTuple):
+    """What the trainer needs of a position: its row key and the board value after each column."""
+
+    key: bytes
+    #: The stored row is the mirror image's (weights are kept in mirrored column order).
+    mirrored: bool
+    #: The position is its own mirror image (column c and cols-1-c are the same move).
+    symmetric: bool
+    #: Seed 000's raw board value after each column, for the mover (0 for a full column).
+    values: list[int]
+
+
+@lru_cache(maxsize=16)
+def _row_struct(cols: int) -> struct.Struct:
+    return struct.Struct(f"<{cols}f")
+
+
+def position(state: Connect4State) -> Position:
+    """The key and board values of `state` (one numba call)."""
+    rows, cols, k = state.rows, state.cols, state.k
+    raw_key, raw_mkey, values = position_info(
+        np.uint64(state.current), np.uint64(state.mask), rows, cols, k, window_array(rows, cols, k)
+    )
+    key, mkey = int(raw_key), int(raw_mkey)
+    nbytes = (cols * (rows + 1) + 7) // 8
+    head = bytes((cols, rows, k))
+    packed = head + min(key, mkey).to_bytes(nbytes, "little")
+    return Position(packed, mkey < key, key == mkey, values.tolist())
+
+
+def position_key(state: Connect4State) -> tuple[bytes, bool, bool]:
+    """(canonical key, stored mirrored?, symmetric?) of a position; see the module docstring."""
+    p = position(state)
+    return p.key, p.mirrored, p.symmetric
+
+
+def board_values(state: Connect4State) -> list[int]:
+    """Seed 000's raw board value after each column, for the side to move (0 if full)."""
+    return position(state).values
+
+
+def encode_weights(weights: Sequence[float], mirrored: bool) -> bytes:
+    """Row bytes (little-endian float32) of a position's weights given in true column order."""
+    w = list(weights)
+    return _row_struct(len(w)).pack(*(w[::-1] if mirrored else w))
+
+
+def decode_weights(raw: bytes, cols: int, mirrored: bool) -> list[float]:
+    """A row's weights in true column order (exactly the stored float32 values)."""
+    if len(raw) != 4 * cols:
+        raise ValueError(
+            f"a trainer row holds {len(raw)} bytes, a {cols}-column board needs {4 * cols}"
+        )
+    w = list(_row_struct(cols).unpack(raw))
+    return w[::-1] if mirrored else w
+
+
+def candidates(weights: Sequence[float], legal: list[Move], exploration: float) -> list[Move]:
+    """Seed 000's exploration range: legal columns with ``weight >= max(legal) - exploration``."""
+    best = max(weights[c] for c in legal)
+    return [c for c in legal if weights[c] >= best - exploration]
+
+
+def outcome_term(result: float, seat: int) -> float:
+    """Seed 000's outcome reinforcement: +10 won, -10 lost, draw -1 for the first player, +1."""
+    if result == 1.0:
+        return WIN
+    if result == 0.0:
+        return LOSS
+    return DRAW_FIRST if seat == 0 else DRAW_SECOND
+
+
+class TrainerAgent(LearningAgent):
+    """Seed 000's trainer: per-board column weights, the exploration range, reinforcement."""
+
+    memory_kind = MEMORY_KIND
+
+    def __init__(
+        self,
+        exploration: float = 2.0,
+        prior: str = "value",
+        memory: str = "default",
+        lr: float = 1.0,
+        value_scale: float = 0.1,
+        value_clip: float = 100.0,
+    ) -> None:
+        if prior not in PRIORS:
+            raise ValueError(f"unknown prior {prior!r}: choose value or zero")
+        if exploration < 0:
+            raise ValueError(f"exploration must be >= 0, got {exploration}")
+        if lr <= 0 or value_scale < 0 or value_clip < 0:
+            raise ValueError("lr must be > 0, value_scale and value_clip >= 0")
+        self.exploration = float(exploration)
+        self.prior = prior
+        self.memory_name = memory
+        self.lr = float(lr)
+        self.value_scale = float(value_scale)
+        self.value_clip = float(value_clip)
+        self._rows: Mapping[bytes, bytes] = {}
+
+    # -- the weights --------------------------------------------------------------------------
+
+    def scaled(self, value: float) -> float:
+        """``value_scale * clip(value, -value_clip, value_clip)``: the prior and the shaping."""
+        return self.value_scale * min(max(float(value), -self.value_clip), self.value_clip)
+
+    def prior_weights(self, pos: Position) -> list[float]:
+        """The weights of a board never seen before."""
+        if self.prior == "zero":
+            return [0.0] * len(pos.values)
+        return [self.scaled(v) for v in pos.values]
+
+    def weights(self, state: GameState, rows: Mapping[bytes, bytes] | None = None) -> list[float]:
+        """The current weights of `state` in true column order (the prior if never seen)."""
+        pos = position(_c4(state))
+        raw = (self._rows if rows is None else rows).get(pos.key)
+        if raw is None:
+            return self.prior_weights(pos)
+        return decode_weights(raw, len(pos.values), pos.mirrored)
+
+    # -- playing ------------------------------------------------------------------------------
+
+    def memory_keys(self, state: GameState) -> list[bytes]:
+        return [position(_c4(state)).key]
+
+    def use_memory(self, rows: Mapping[bytes, bytes]) -> None:
+        """Keep a reference (not a copy): a training worker hands over its whole replica."""
+        self._rows = rows
+
+    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
+        c4 = _c4(state)
+        legal = require_moves(c4)
+        pos = position(c4)
+        raw = self._rows.get(pos.key)
+        w = self.prior_weights(pos) if raw is None else decode_weights(raw, c4.cols, pos.mirrored)
+        picks = candidates(w, legal, self.exploration)
+        move = picks[0] if len(picks) == 1 else rng.choice(picks)
+        return Decision(
+            move=move,
+            score=w[move],
+            depth=1,
+            nodes=len(legal),
+            info={"seen": raw is not None, "candidates": picks},
+        )
+
+    # -- learning -----------------------------------------------------------------------------
+
+    def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
+        return [position(_c4(s)).key for s in states[: len(moves)] if s.to_move() == seat]
+
+    def learn(
+        self,
+        states: list[GameState],
+        moves: list[Move],
+        seat: int,
+        result: float,
+        rows: Mapping[bytes, bytes],
+    ) -> dict[bytes, bytes]:
+        """Reinforce every (board, column) `seat` played; see the module docstring."""
+        outcome = outcome_term(result, seat)
+        out: dict[bytes, bytes] = {}
+        for state, move in zip(states, moves, strict=False):
+            if state.to_move() != seat:
+                continue
+            c4 = _c4(state)
+            pos = position(c4)
+            raw = out.get(pos.key, rows.get(pos.key))
+            w = (
+                self.prior_weights(pos)
+                if raw is None
+                else decode_weights(raw, c4.cols, pos.mirrored)
+            )
+            delta = self.lr * (outcome + self.scaled(pos.values[move]))
+            w[move] += delta
+            twin = c4.cols - 1 - move
+            if pos.symmetric and twin != move:
+                w[twin] += delta
+            out[pos.key] = encode_weights(w, pos.mirrored)
+        return out
+
+
+AGENT_INFOS = [
+    AgentInfo(
+        "trainer",
+        ("connect4",),
+        "seed 000: learned column weights per board, exploration range, self-play training",
+        TrainerAgent,
+    )
+]
