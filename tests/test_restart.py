@@ -1,0 +1,45 @@
+"""A real restart: the bot process stops mid-match and a new process continues the same match."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from db.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def console(db: Path, script: str, cwd: Path) -> str:
+    env = {**os.environ, "BOARDBOT_DB": str(db), "BOARDBOT_WORKERS": "1", "DISCORD_TOKEN": ""}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bot.py")],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+async def test_a_match_continues_in_a_new_process(tmp_path: Path) -> None:
+    db = tmp_path / "restart.db"
+    first = console(db, "/play game:connect4 level:medium\n4\n/quit\n", tmp_path)
+    assert "Bot (medium) 🟡 plays" in first
+    # Every column is legal after two moves; the new process takes the first line it gets.
+    second = console(db, "1\n/quit\n", tmp_path)
+    assert "A live match of you from an earlier session" in second
+    assert "you 🔴 plays 1" in second
+    store = await Store.open(db)
+    try:
+        [match] = await store.live_matches()
+        moves = [m.move for m in await store.moves(match.id)]
+        assert moves[0] == "4" and moves[2] == "1" and len(moves) == 4  # the bot replied again
+    finally:
+        await store.close()
