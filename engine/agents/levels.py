@@ -3,8 +3,9 @@
 The ladder is proven by `python -m engine arena` (see docs/ladder.md for the tables):
 
 Connect Four
-  easy    seed 002's MCTS with only 300 simulations: it sees immediate wins and threats most of
-          the time but blunders now and then, so a beginner can beat it.
+  easy    seed 003's one-step lookahead: it takes a win and blocks a threat it can see, but looks
+          no further, so it walks into double threats and plays under its opponent's winning
+          cells: a beginner who has learned to build two threats at once beats it.
   medium  seed 002's minimax at its own default depth 3 with the "remaining checkers"
           evaluation: it never misses a one-move win or block, but falls for deeper traps, so a
           club player beats it.
@@ -31,8 +32,8 @@ _CHECKERS = AgentSpec("minimax", {"eval": "checkers"})
 _STANDARD = AgentSpec("minimax", {"eval": "standard"})
 
 LEVELS = [
-    Level(_C4, "easy", AgentSpec("mcts"), Budget(nodes=300),
-          "MCTS with 300 simulations: sees most threats, blunders sometimes"),
+    Level(_C4, "easy", AgentSpec("onestep"), Budget(),
+          "seed 003 one-step lookahead: takes wins, blocks threats, blind beyond one move"),
     Level(_C4, "medium", _CHECKERS, Budget(depth=3),
           "seed 002 minimax, depth 3, remaining-checkers evaluation"),
     Level(_C4, "hard", _CHECKERS, Budget(depth=8, time=1.0),
