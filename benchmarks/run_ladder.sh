@@ -11,4 +11,4 @@ run() {  # name game games agents
 run othello-ladder othello 200 easy,medium,hard,expert
 run connect4-ladder connect4 200 easy,medium,hard,expert
 run othello-seeds othello 100 random,greedy-first,greedy-center,greedy-edge,greedy-random,weightgrid,minimax,expectiminimax,mcts
-run connect4-seeds connect4 100 random,onestep,planner,planner:search=minimax,minimax,minimax:eval=opportunities,minimax:eval=window,expectiminimax,mcts,easy
+run connect4-seeds connect4 100 random,onestep,planner,planner:search=minimax,minimax,minimax:eval=opportunities,minimax:eval=window,expectiminimax,mcts,mcts:nodes=300
