@@ -20,6 +20,7 @@ from db.store import Store
 from engine.games.othello import OthelloState
 from lobby.core import Lobby, LobbyConfig, Snapshot
 from lobby.pool import EnginePool
+from tests.conftest import Clock
 from tests.discord_harness import (
     Call,
     Harness,
@@ -41,14 +42,6 @@ async def _no_sleep(_: float) -> None:
     await asyncio.sleep(0)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def make_bot(db: Path, clock: Clock, pool: EnginePool) -> tuple[BoardBot, Harness]:
     store = await Store.open(db, clock=clock)
     lobby = Lobby(store, pool, LobbyConfig(seed=7), clock=clock, sleep=_no_sleep)
@@ -57,19 +50,6 @@ async def make_bot(db: Path, clock: Clock, pool: EnginePool) -> tuple[BoardBot, 
     bot.editor.spectate_interval = 0.0
     harness = await Harness.create(bot)
     return bot, harness
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[EnginePool]:
-    p = EnginePool(workers=0)
-    await p.start()
-    yield p
-    await p.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from engine.games.base import GameState, Move
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.learning import LearningHub, TrainRequest, train_batch_in_worker
 from lobby.pool import EnginePool
+from tests.conftest import Clock
 
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")
@@ -102,27 +103,6 @@ def counting() -> Iterator[None]:
     register_counting()
     yield
     registry.AGENTS.pop(KIND, None)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[EnginePool]:
-    p = EnginePool(workers=0)
-    await p.start()
-    yield p
-    await p.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 class Spy:

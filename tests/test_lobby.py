@@ -15,31 +15,11 @@ from engine.games.connect4 import Connect4State
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.errors import BadMove, BadRequest, MatchOver, NotInMatch, NotYourTurn, StaleAction
 from lobby.pool import EnginePool
+from tests.conftest import Clock
 
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")
 CAROL = Person("user", 42, "Carol")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-async def pool() -> AsyncIterator[EnginePool]:
-    p = EnginePool(workers=0)
-    await p.start()
-    yield p
-    await p.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -1,0 +1,33 @@
+"""Fixtures shared by the lobby, Discord and learning tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from lobby.pool import EnginePool
+
+
+class Clock:
+    """A wall clock the test moves by hand (turn clocks, challenge expiry)."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[EnginePool]:
+    """Agents in a thread: the code above the pool without process start-up costs."""
+    p = EnginePool(workers=0)
+    await p.start()
+    yield p
+    await p.close()
