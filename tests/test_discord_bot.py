@@ -334,27 +334,20 @@ def _fake_snapshot(state: OthelloState) -> Snapshot:
         options={},
         ply=state.ply,
     )
-    p = Player(
-        id=1,
-        kind="local",
-        display_name="a",
-        discord_id=None,
-        agent_key=None,
-        local_name="a",
-        created_at=0.0,
-        updated_at=0.0,
-    )
-    q = Player(
-        id=2,
-        kind="local",
-        display_name="b",
-        discord_id=None,
-        agent_key=None,
-        local_name="b",
-        created_at=0.0,
-        updated_at=0.0,
-    )
-    return Snapshot(match, state, (Seat(p), Seat(q)))
+
+    def local(pid: int, name: str) -> Player:
+        return Player(
+            id=pid,
+            kind="local",
+            display_name=name,
+            discord_id=None,
+            agent_key=None,
+            local_name=name,
+            created_at=0.0,
+            updated_at=0.0,
+        )
+
+    return Snapshot(match, state, (Seat(local(1, "a")), Seat(local(2, "b"))))
 
 
 async def test_restart_keeps_the_match_and_old_buttons_work(
