@@ -93,12 +93,17 @@ def test_perfect_agent_keeps_the_outcome(moves: str, score: int) -> None:
 def test_perfect_agent_respects_its_time_budget_early_on() -> None:
     spec, _ = registry.resolve("perfect", "connect4")
     agent = registry.build(spec, "connect4")
-    for moves in ("", "4", "44", "435"):
+    # Beyond the opening book (4 discs) early positions take seconds to solve: the agent must
+    # still answer within its budget.
+    reasons = set()
+    for moves in ("", "435", "43344", "413526", "432516", "123456"):
         state = Connect4State.from_moves(moves)
         t0 = time.perf_counter()
         decision = agent.choose(state, Budget(time=0.25), random.Random(1))
         assert time.perf_counter() - t0 < 0.25 + 0.05
         assert decision.move in state.legal_moves()
+        reasons.add(decision.info["reason"])
+    assert "timeout" in reasons
 
 
 def test_node_budget_and_deadline_give_up() -> None:
@@ -125,3 +130,44 @@ def test_other_board_sizes_with_four_in_a_row() -> None:
     assert c4solver.solve(state) == 0
     # Back on 7x6 the table was cleared for the new size: scores are still exact.
     assert c4solver.solve(Connect4State.from_moves(END[0][0])) == END[0][1]
+
+
+@pytest.mark.parametrize(("moves", "score"), END[:15] + MIDDLE[:15])
+def test_probe_finds_a_move_above_each_threshold_exactly_when_one_exists(
+    moves: str, score: int
+) -> None:
+    state = Connect4State.from_moves(moves)
+    if state.winning_moves() or c4solver.every_move_loses(state):
+        return  # probe's precondition: no win on the spot, some move that does not lose
+    columns = c4solver.non_losing_moves(state)
+    values = {col: move_value(state, col) for col in columns}
+    for threshold in (0, -1):
+        result = c4solver.probe(state, columns, threshold)
+        assert result.complete
+        if max(values.values()) > threshold:
+            assert result.found is not None and values[result.found] > threshold
+        else:
+            assert result.found is None
+        for col, verdict in result.verdicts.items():
+            assert verdict == (1 if values[col] > threshold else -1)
+
+
+def test_probe_reports_an_unfinished_search_and_rejects_full_columns() -> None:
+    state = Connect4State.from_moves("1")
+    result = c4solver.probe(state, [3, 2, 4], 0, deadline=time.perf_counter() + 0.01)
+    assert not result.complete and result.found is None
+    with pytest.raises(ValueError, match="column 1 is full"):
+        c4solver.probe(Connect4State.from_moves("111111"), [0], 0)
+
+
+def test_perfect_agent_stops_at_its_node_budget() -> None:
+    spec, _ = registry.resolve("perfect", "connect4")
+    agent = registry.build(spec, "connect4")
+    state = Connect4State.from_moves("413526")  # past the opening book: a real search
+    small = agent.choose(state, Budget(nodes=20_000, time=5.0), random.Random(0))
+    big = agent.choose(state, Budget(nodes=2_000_000, time=5.0), random.Random(0))
+    assert small.move in state.legal_moves() and big.move in state.legal_moves()
+    assert small.nodes is not None and big.nodes is not None
+    # Every search checks its count every 1024 nodes, so each may overrun a little.
+    assert small.nodes <= 20_000 + 10 * 1024 < big.nodes <= 2_000_000 + 10 * 1024
+    assert small.info["reason"] == "timeout"

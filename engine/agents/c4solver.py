@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -373,6 +373,48 @@ def _best_moves(
     return s, best
 
 
+@_kernel
+def _probe(
+    cur: np.uint64,
+    mask: np.uint64,
+    ply: int,
+    t: int,
+    moves: U64,
+    h: int,
+    cells: int,
+    bottom: np.uint64,
+    board: np.uint64,
+    colmasks: U64,
+    keys: U64,
+    vals: npt.NDArray[np.uint8],
+    movebuf: U64,
+    scorebuf: I64,
+    stats: I64,
+    deadline: float,
+    out: I64,
+) -> int:
+    """Test the moves in the given order: is the move's score for the side to move above `t`?
+
+    One null-window search per move, stopping at the first success: the root's cut-off made
+    explicit, so the caller learns which move proves it. ``out[i]`` becomes 1 (proven > t),
+    -1 (proven <= t) or stays 0 (not searched). Returns the index of the first success, -1
+    when every move is proven <= t, -2 when the budget ran out. The moves must neither win on
+    the spot nor let the opponent win next move (see `non_losing`).
+    """
+    for i in range(moves.shape[0]):
+        r = _negamax(
+            cur ^ mask, mask | moves[i], ply + 1, -t - 1, -t, h, cells, bottom, board, colmasks,
+            keys, vals, movebuf, scorebuf, stats, deadline,
+        )  # fmt: skip
+        if stats[_ABORTED]:
+            return -2
+        if -r > t:
+            out[i] = 1
+            return i
+        out[i] = -1
+    return -1
+
+
 # --------------------------------------------------------------------------------------------
 # Python side
 
@@ -500,6 +542,60 @@ def best_moves(
     )  # fmt: skip
     _finish(stats)
     return int(score), [c for c in range(state.cols) if best >> c & 1]
+
+
+class Probe(NamedTuple):
+    """What `probe` proved: the first column above the threshold, and each column's verdict."""
+
+    found: int | None  # the first column proven above the threshold
+    verdicts: dict[int, int]  # column -> 1 (above), -1 (not above); unsearched columns absent
+    complete: bool  # False when the budget ran out first
+
+
+def probe(
+    state: Connect4State,
+    columns: Sequence[int],
+    threshold: int,
+    *,
+    max_nodes: int | None = None,
+    deadline: float | None = None,
+) -> Probe:
+    """Find, in the given order, a column whose Pons score for the side to move is above
+    `threshold` (0: a winning move; -1: a move that does not lose). The columns must be
+    playable, must not win on the spot and must not let the opponent win next move.
+
+    Unlike the other entry points an exhausted budget does not raise: the verdicts reached so
+    far are returned with ``complete=False`` (`SearchCounter.last_nodes` counts the nodes).
+    """
+    if state.is_over():
+        raise ValueError("the game is over: there is nothing to probe")
+    ctx = _context(state)
+    moves = np.zeros(len(columns), dtype=np.uint64)
+    possible = int(state.mask) + int(ctx.bottom)
+    for i, col in enumerate(columns):
+        cell = possible & (((1 << state.rows) - 1) << (col * ctx.h))
+        if not cell:
+            raise ValueError(f"column {col + 1} is full")
+        moves[i] = cell & -cell
+    out = np.zeros(len(columns), dtype=np.int64)
+    stats = _stats(max_nodes)
+    found = _probe(
+        np.uint64(state.current), np.uint64(state.mask), state.ply, threshold, moves, ctx.h,
+        ctx.cells, ctx.bottom, ctx.board, ctx.colmasks, _TABLE["keys"], _TABLE["vals"],
+        ctx.movebuf, ctx.scorebuf, stats, math.inf if deadline is None else deadline, out,
+    )  # fmt: skip
+    SearchCounter.last_nodes = int(stats[_NODES])
+    verdicts = {col: int(out[i]) for i, col in enumerate(columns) if out[i]}
+    return Probe(columns[found] if found >= 0 else None, verdicts, found != -2)
+
+
+def every_move_loses(state: Connect4State) -> bool:
+    """Whether every move lets the opponent win next move (it has two threats, or a threat
+    under another)."""
+    ctx = _context(state)
+    return not int(
+        non_losing(np.uint64(state.current), np.uint64(state.mask), ctx.h, ctx.bottom, ctx.board)
+    )
 
 
 def non_losing_moves(state: Connect4State) -> list[int]:
