@@ -1,16 +1,18 @@
-"""`python -m engine`: agents, serve, perft, match, arena, train."""
+"""`python -m engine`: agents, serve, perft, match, arena, train, book."""
 
 from __future__ import annotations
 
 import argparse
 import io
 import json
+import os
 import random
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
-from engine.agents import registry
+from engine.agents import c4book, registry
 from engine.agents.base import Agent, Budget, Decision
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
@@ -180,8 +182,6 @@ def _play_match(
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
-    import os
-
     from engine import arena
 
     names = [n.strip() for n in args.agents.split(",")]
@@ -233,6 +233,39 @@ def cmd_arena(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_book(args: argparse.Namespace) -> int:
+    if (
+        not 1 <= args.ply <= 8
+        or args.workers < 1
+        or (args.minutes is not None and args.minutes <= 0)
+    ):
+        print(
+            "error: --ply takes 1..8, --workers at least 1, --minutes more than 0", file=sys.stderr
+        )
+        return 2
+    progress: Progress | None = None
+
+    def on_progress(done: int, total: int) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = Progress(total, f"book ply {args.ply}")
+            progress.update(done, "resumed" if done else "")
+        elif done > progress.done:
+            progress.update(done - progress.done, "")
+
+    size, solved, total = c4book.build(
+        Path(args.out),
+        ply=args.ply,
+        workers=args.workers,
+        stop_after=None if args.minutes is None else args.minutes * 60,
+        progress=on_progress,
+    )
+    print(f"wrote {size} positions to {args.out} ({solved} of {total} with {args.ply} discs)")
+    if solved < total:
+        print("unfinished: run the same command again to go on", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -281,6 +314,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON results to FILE")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="draw the tables to a PNG")
     p.set_defaults(func=cmd_arena)
+
+    p = sub.add_parser(
+        "book", help="solve the Connect Four opening book of the perfect agent (hours of CPU)"
+    )
+    p.add_argument("--ply", type=int, default=4, help="solve every position of this many discs")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--out", default=str(c4book.BOOK_PATH), help="the book file to write")
+    p.add_argument("--minutes", type=float, default=None, help="stop after this long (resumable)")
+    p.set_defaults(func=cmd_book)
 
     add_train_parser(sub)
     return parser

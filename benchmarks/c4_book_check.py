@@ -1,0 +1,52 @@
+"""Check every entry of the Connect Four opening book against an independent solver.
+
+The oracle is the PyPI package `bitbully` (a C++ solver; used here only, never by engine/):
+for each book position, the book's outcome must be the sign of the best move's exact score,
+and the book's column must reach that same sign.
+
+    pip install bitbully && python benchmarks/c4_book_check.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.agents import c4book
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def main() -> None:
+    import bitbully
+
+    oracle = bitbully.BitBully()
+    t0 = time.perf_counter()
+    checked = bad = missing = 0
+    for ply in range(c4book.BOOK_PLY + 1):
+        for state in c4book.positions(ply):
+            entry = c4book.lookup(state)
+            if entry is None:
+                missing += 1  # an unfinished build
+                continue
+            scores = oracle.score_all_moves(bitbully.Board.from_moves(list(state.moves)))
+            scores = {int(c): int(v) for c, v in scores.items()}
+            best = sign(max(scores.values()))
+            checked += 1
+            if entry[0] != best or sign(scores[entry[1]]) != best:
+                bad += 1
+                print(f"wrong: {state.to_notation() or '(empty)'} book={entry} oracle={scores}")
+    print(
+        f"{checked} book positions of <= {c4book.BOOK_PLY} discs checked, {bad} wrong, "
+        f"{missing} not in the book ({time.perf_counter() - t0:.1f} s)"
+    )
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The perfect agent's opening book: the file, the lookup, the builder and the shipped book."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from engine.agents import c4book, registry
+from engine.agents import c4solver as sv
+from engine.agents.base import Budget
+from engine.games.connect4 import Connect4State
+
+
+def test_parse_reads_entries_and_skips_comments() -> None:
+    book = c4book.parse("# a comment\n\n5 1 4\n7 -1 1\n")
+    assert book == {5: (1, 3), 7: (-1, 0)}
+
+
+@pytest.mark.parametrize(
+    "line", ["5 1", "5 1 4 9", "x 1 4", "5 2 4", "5 1 0", "5 1 8", "-3 0 1", "5 one 4"]
+)
+def test_parse_rejects_a_malformed_line_by_number(line: str) -> None:
+    with pytest.raises(c4book.BookError, match="book line 2"):
+        c4book.parse(f"1 0 4\n{line}\n")
+
+
+def test_a_mirror_image_reads_the_mirrored_column() -> None:
+    state = Connect4State.from_moves("1121")  # not symmetric: its mirror is "7767"
+    mirror = Connect4State.from_moves("7767")
+    key, col = c4book._canonical(state, 1)
+    book = {key: (1, col)}
+    assert c4book.lookup_in(book, state) == (1, 1)
+    assert c4book.lookup_in(book, mirror) == (1, 5)
+    assert c4book.lookup_in(book, Connect4State.from_moves("1122")) is None
+
+
+def test_lookup_is_for_early_7x6_four_in_a_row_positions_only() -> None:
+    assert c4book.lookup(Connect4State.from_moves("44444")) is None  # more than BOOK_PLY discs
+    assert c4book.lookup(Connect4State.new(6, 8, 4)) is None
+    assert c4book.lookup(Connect4State.from_moves("", 6, 7, 3)) is None
+
+
+def _keeps(state: Connect4State, col: int, outcome: int) -> bool:
+    child = state.play(col)
+    result = child.outcome()
+    if result is not None:
+        return (0 if result.winner is None else 1) == outcome
+    return -sv.solve_weak(child) == outcome
+
+
+def test_build_on_a_small_board_is_exact_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "book.txt"
+    size, solved, total = c4book.build(out, ply=3, rows=4, cols=5, workers=1, table_size=100_003)
+    book = c4book.parse(out.read_text())
+    assert solved == total == len(list(c4book.positions(3, 4, 5)))
+    assert size == len(book) == sum(len(list(c4book.positions(p, 4, 5))) for p in range(4))
+    for p in range(4):
+        for state in c4book.positions(p, 4, 5):
+            entry = c4book.lookup_in(book, state)
+            assert entry is not None
+            outcome, col = entry
+            assert outcome == sv.solve_weak(state), state.to_notation()
+            assert _keeps(state, col, outcome), state.to_notation()
+    # A rerun finds every solved position in the work file and solves nothing again.
+    work = tmp_path / "book.txt.ply3.work"
+    lines = work.read_text()
+    out.unlink()
+    again = c4book.build(out, ply=3, rows=4, cols=5, workers=1, table_size=100_003)
+    assert again == (size, solved, total)
+    assert work.read_text() == lines
+    assert c4book.parse(out.read_text()) == book
+
+
+def test_an_interrupted_build_keeps_what_it_solved(tmp_path: Path) -> None:
+    out = tmp_path / "book.txt"
+    work = tmp_path / "book.txt.ply3.work"
+    # Pretend an earlier run solved two positions (one as its mirror image), then stop at once.
+    first, second = list(c4book.positions(3, 4, 5))[:2]
+    mirror = Connect4State.from_moves([4 - c for c in second.moves], 4, 5)
+    work.write_text(
+        f"{first.to_notation()} {sv.solve_weak(first)} 2\n"
+        f"{mirror.to_notation()} {sv.solve_weak(second)} 2\n"
+    )
+    size, solved, total = c4book.build(
+        out, ply=3, rows=4, cols=5, workers=1, table_size=100_003, stop_after=0
+    )
+    assert (size, solved) == (2, 2) and total > 2
+    book = c4book.parse(out.read_text())
+    assert c4book.lookup_in(book, first) == (sv.solve_weak(first), 2)
+    assert c4book.lookup_in(book, second) == (sv.solve_weak(second), 2)
+    assert "(2 of the" in out.read_text().splitlines()[0]
+
+
+# -- the shipped book (built with `python -m engine book --ply 4`) ----------------------------
+
+SHIPPED = c4book.load()
+LEAVES = list(c4book.positions(c4book.BOOK_PLY))
+
+
+def _pons_opening() -> list[tuple[str, int]]:
+    path = Path(__file__).parent / "data" / "pons_opening.txt"
+    lines = [line.split() for line in path.read_text().splitlines() if line[:1].isdigit()]
+    return [(moves, int(score)) for moves, score in lines]
+
+
+def test_the_shipped_book_holds_what_its_header_says() -> None:
+    header = c4book.BOOK_PATH.read_text().splitlines()[0]
+    solved = sum(1 for s in LEAVES if c4book.lookup(s) is not None)
+    assert f"{len(SHIPPED)} positions of <= {c4book.BOOK_PLY} discs" in header
+    assert f"({solved} of the {len(LEAVES)} with {c4book.BOOK_PLY} discs solved)" in header
+    assert solved == len(LEAVES) == 568  # complete: every earlier position is derived too
+    assert len(SHIPPED) == sum(len(list(c4book.positions(p))) for p in range(5)) == 719
+
+
+def test_the_shipped_book_agrees_with_pons_exact_scores() -> None:
+    # Pons' test sets hold 256 positions of <= 4 discs with exact scores, computed by his
+    # solver: an independent check of ours.
+    checked = 0
+    for moves, score in _pons_opening():
+        entry = c4book.lookup(Connect4State.from_moves(moves))
+        if entry is not None:
+            assert entry[0] == (score > 0) - (score < 0), moves
+            checked += 1
+    assert checked == 256
+
+
+def test_the_shipped_book_knows_the_opening_theory() -> None:
+    # Allis (1988): the first player wins only by starting in the centre; columns 3 and 5 draw.
+    assert c4book.lookup(Connect4State.new()) == (1, 3)
+    expected = {1: 1, 2: 1, 3: 0, 4: -1, 5: 0, 6: 1, 7: 1}  # for the second player
+    for col, outcome in expected.items():
+        entry = c4book.lookup(Connect4State.from_moves(str(col)))
+        assert entry is not None and entry[0] == outcome
+
+
+def test_the_shipped_book_is_consistent_with_its_own_leaves() -> None:
+    derived = 0
+    for p in range(c4book.BOOK_PLY):
+        for state in c4book.positions(p):
+            entry = c4book.lookup(state)
+            children = [c4book.lookup(state.play(col)) for col in state.legal_moves()]
+            if any(child is None for child in children):
+                assert entry is None  # derived only from a complete set of children
+                continue
+            assert entry is not None
+            assert entry[0] == max(-child[0] for child in children if child is not None)
+            best = c4book.lookup(state.play(entry[1]))
+            assert best is not None and -best[0] == entry[0]
+            derived += 1
+    assert derived == len(SHIPPED) - sum(1 for s in LEAVES if c4book.lookup(s) is not None)
+
+
+def test_the_perfect_agent_plays_from_the_book_at_once() -> None:
+    spec, _ = registry.resolve("perfect", "connect4")
+    agent = registry.build(spec, "connect4")
+    rng = random.Random(0)
+    booked = [s for s in LEAVES if c4book.lookup(s) is not None][:20]
+    for state in booked:
+        decision = agent.choose(state, Budget(time=0.9), rng)
+        entry = c4book.lookup(state)
+        assert entry is not None
+        if decision.info["reason"] == "book":
+            assert decision.move == entry[1]
+            assert decision.score == entry[0]
+        else:  # a win on the spot or a forced reply comes first
+            assert decision.info["reason"] in ("win now", "only move")
+    assert len(booked) == 20
+    decision = agent.choose(Connect4State.new(), Budget(time=0.9), rng)
+    assert decision.move == 3 and decision.info["reason"] == "book"
+
+
+def test_the_book_command_refuses_bad_options() -> None:
+    import subprocess
+    import sys
+
+    for args in (["--ply", "0"], ["--ply", "9"], ["--workers", "0"], ["--minutes", "0"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "engine", "book", *args], capture_output=True, text=True
+        )
+        assert proc.returncode == 2 and "error:" in proc.stderr
