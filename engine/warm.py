@@ -16,9 +16,18 @@ def warm_up() -> None:
     """Play one quick move with every registered agent in every game it plays."""
     rng = random.Random(0)
     for game in GAMES:
-        state = new_game(game)
-        state.perft(2)  # type: ignore[attr-defined]
+        start = new_game(game)
+        start.perft(2)  # type: ignore[attr-defined]
+        # A position past the opening too: the perfect agent reads the first moves from its
+        # book, so only a later one reaches its search kernels.
+        later = start
+        for _ in range(8):
+            nxt = later.play(rng.choice(later.legal_moves()))
+            if nxt.is_over():
+                break
+            later = nxt
         for info in registry.agents_for(game):
             spec, _ = registry.resolve(info.name, game)
             agent = registry.build(spec, game)
-            agent.choose(state, Budget(time=0.05, nodes=200, depth=2), rng)
+            for state in (start, later):
+                agent.choose(state, Budget(time=0.05, nodes=200, depth=2), rng)

@@ -3,16 +3,18 @@
 Per move, for four in a row (other variants raise `UnsupportedVariant`):
 
 1. Immediate wins and forced replies are played at once (`c4solver.non_losing`).
-2. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
+2. Positions of at most `c4book.BOOK_PLY` discs are read from the opening book (exact, built
+   offline by our own solver): that is where solving takes longest.
+3. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
    non-losing moves only, centre-first / most-threats-first ordering, and at the depth limit an
    evaluation of threats (empty cells completing a four, weighted by row parity: the first
    player wants its threats on odd rows counted from 1, the second on even rows) and of open
    windows holding one or two discs of one side only.
-3. Exact weak solving (`c4solver` kernels, shared transposition table) of the root and of every
-   child, in rounds with node limits growing 4x per round, until the deadline. A child proven
-   won is played at once; a root proven drawn lets any child proven drawn be played.
-4. When time runs out: the best heuristic move among the moves not proven losing (a proven
-   draw is preferred only when the root is proven drawn).
+4. Exact weak solving with `c4solver.probe`, the moves in ranking order, until the deadline:
+   first a move that does not lose (a proven draw or better), then a winning move among the
+   others. A proven win is played; a proven absence of wins makes the safe move a best move.
+5. When time runs out: the safe move if one was proven, else the best-ranked move not proven
+   losing.
 
 The clock is checked inside numba every 1024 nodes; the whole move stays within the budget plus
 a few milliseconds. Without a time budget the agent solves to the end (perfect, but early
@@ -21,7 +23,6 @@ positions take minutes).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 import time
@@ -32,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from engine.agents import c4book
 from engine.agents import c4solver as sv
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
 from engine.games.base import GameState
@@ -197,81 +199,73 @@ class ExpertAgent(Agent):
         safe = sv.non_losing_moves(state)
         if len(safe) == 1:
             return Decision(move=safe[0], info={"reason": "only move"})
+        entry = c4book.lookup(state)
+        if entry is not None:
+            outcome, col = entry
+            return Decision(move=col, score=float(outcome), info={"reason": "book"})
         total = budget.time
         deadline = math.inf if total is None else t0 + total - 0.005
         node_cap = budget.nodes
 
-        ranking, depth, h_nodes = self._rank(state, safe, t0, total)
-        values: dict[int, int] = {}  # column -> weak value for us (1 win, 0 draw, -1 loss)
-        root: int | None = None
-        limit = 4000
-        nodes = h_nodes
-        children = {c: state.play(c) for c in safe}
-        reason = "timeout"
-        while True:
-            if time.perf_counter() >= deadline or (node_cap is not None and nodes >= node_cap):
-                break
-            round_limit = limit if node_cap is None else min(limit, node_cap - nodes)
-            if root is None:
-                with contextlib.suppress(sv.BudgetExceeded):
-                    root = sv.solve_weak(state, max_nodes=round_limit, deadline=deadline)
-                nodes += sv.SearchCounter.last_nodes
-            for col in ranking:
-                if col in values:
-                    continue
-                if root is not None and root < 1 and any(v == root for v in values.values()):
-                    break
-                with contextlib.suppress(sv.BudgetExceeded):
-                    values[col] = -sv.solve_weak(
-                        children[col], max_nodes=round_limit, deadline=deadline
-                    )
-                nodes += sv.SearchCounter.last_nodes
-                if values.get(col) == 1:
-                    root = 1
-                    break
-            if root is not None and any(v == root for v in values.values()):
-                reason = "solved"
-                break
-            if len(values) == len(ranking):
-                reason = "solved"
-                break
-            limit *= 4
-        move = self._decide(ranking, values, root)
+        ranking, depth, nodes = self._rank(state, safe, t0, total, node_cap)
+        info: dict[str, Any] = {"ranking": [c + 1 for c in ranking], "legal": len(moves)}
+
+        def run(columns: list[int], threshold: int) -> sv.Probe:
+            # One probe down the ranking. Probing each move in turn with growing node limits
+            # (to catch a quick proof further down) kept the outcome less often: 90.5% against
+            # 93.7% on 120 positions of 4-8 discs.
+            nonlocal nodes
+            if not columns:
+                return sv.Probe(None, {}, True)
+            cap = None if node_cap is None else max(1, node_cap - nodes)
+            result = sv.probe(state, columns, threshold, max_nodes=cap, deadline=deadline)
+            nodes += sv.SearchCounter.last_nodes
+            return result
+
+        if len(safe) == len(moves) and sv.every_move_loses(state):
+            move, reason = ranking[0], "lost"  # the opponent has two threats
+        else:
+            move, reason = self._solve(ranking, run, info)
+        info["reason"] = reason
         return Decision(
-            move=move,
-            score=float(values[move]) if move in values else None,
-            depth=depth,
-            nodes=nodes,
-            seconds=time.perf_counter() - t0,
-            info={
-                "reason": reason,
-                "root": root,
-                "values": {c + 1: v for c, v in sorted(values.items())},
-                "ranking": [c + 1 for c in ranking],
-                "legal": len(moves),
-            },
+            move=move, depth=depth, nodes=nodes, seconds=time.perf_counter() - t0, info=info
         )
 
     @staticmethod
-    def _decide(ranking: list[int], values: dict[int, int], root: int | None) -> int:
-        """The move to play given what is proven (see the module docstring)."""
-        if values:
-            best = max(values.values())
-            if best == 1 or (root is not None and best >= root):
-                return next(c for c in ranking if values.get(c) == best)
-            if len(values) == len(ranking):
-                return next(c for c in ranking if values.get(c) == best)
-        open_moves = [c for c in ranking if c not in values]
-        # Unproven moves may still win; a proven draw is the safe choice only when nothing
-        # better is possible, which we only know when the root is proven drawn (handled above).
-        candidates = open_moves or ranking
-        return candidates[0]
+    def _solve(
+        ranking: list[int], run: Callable[[list[int], int], sv.Probe], info: dict[str, Any]
+    ) -> tuple[int, str]:
+        """A move that does not lose first, then a winning move among the others.
+
+        Proving a move safe first means a timeout in the win search still leaves a safe move
+        to play; measured on 120 positions of 4-8 discs this kept the outcome more often than
+        looking for a win first (89.5% against 87.4%).
+        """
+        draw = run(ranking, -1)
+        if draw.found is None:
+            if draw.complete:
+                return ranking[0], "lost"
+            open_moves = [c for c in ranking if draw.verdicts.get(c) != -1]
+            return open_moves[0], "timeout"
+        info["safe"] = draw.found + 1
+        candidates = [c for c in ranking if draw.verdicts.get(c) != -1]
+        win = run(candidates, 0)
+        if win.found is not None:
+            return win.found, "solved"
+        # Proven no win: the safe move is a best move. Out of time: the safe move still keeps
+        # a draw, and the top-ranked unproven move was no more often right (13 of 16 both).
+        return draw.found, "solved" if win.complete else "timeout"
 
     @staticmethod
     def _rank(
-        state: Connect4State, safe: list[int], t0: float, total: float | None
+        state: Connect4State,
+        safe: list[int],
+        t0: float,
+        total: float | None,
+        node_cap: int | None,
     ) -> tuple[list[int], int, int]:
-        """Columns by iterative-deepening heuristic value (centre first on ties)."""
+        """Columns by iterative-deepening heuristic value (centre first on ties), within 15%
+        of the time budget and of the node budget."""
         ctx = sv._context(state)
         h, cells, bottom, board = ctx.h, ctx.cells, ctx.bottom, ctx.board
         odd_rows = np.uint64(sum(1 << (c * h + r) for c in range(state.cols)
@@ -287,7 +281,7 @@ class ExpertAgent(Agent):
         nodes = 0
         cur, mask = np.uint64(state.current), np.uint64(state.mask)
         for depth in range(2, min(max_depth, cells - state.ply) + 1):
-            stats = sv._stats(None)
+            stats = sv._stats(None if node_cap is None else max(1, node_cap * 15 // 100 - nodes))
             _root_scores(
                 cur, mask, state.ply, depth, cols, h, cells, bottom, board, odd_rows, windows,
                 ctx.colmasks, ctx.movebuf, ctx.scorebuf, stats, stop, out,

@@ -10,8 +10,8 @@ Connect Four
           evaluation: it never misses a one-move win or block, but falls for deeper traps, so a
           club player beats it.
   hard    the same minimax searching 8 plies (a few milliseconds a move here).
-  expert  near-perfect play: exact solving of each move within 0.9 s, a deep heuristic search
-          where a move cannot be solved in time.
+  expert  near-perfect play: an exact opening book for the first 4 discs, then exact solving of
+          each move within 0.9 s, a deep heuristic search where a move cannot be solved in time.
 
 Othello
   easy    seed 001's greedy-random policy: maximise discs flipped, a random tie-break each move.
@@ -39,7 +39,7 @@ LEVELS = [
     Level(_C4, "hard", _CHECKERS, Budget(depth=8, time=1.0),
           "minimax searching 8 plies"),
     Level(_C4, "expert", AgentSpec("perfect"), Budget(time=0.9),
-          "near-perfect: exact solving within 0.9 s a move"),
+          "near-perfect: exact opening book, exact solving within 0.9 s a move"),
     Level(_OTH, "easy", AgentSpec("greedy-random", {"tie_break": "random"}), Budget(),
           "seed 001 greedy: most discs flipped, random tie-breaks"),
     Level(_OTH, "medium", _STANDARD, Budget(depth=2),
