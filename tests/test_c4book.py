@@ -37,7 +37,8 @@ def test_a_mirror_image_reads_the_mirrored_column() -> None:
 
 
 def test_lookup_is_for_early_7x6_four_in_a_row_positions_only() -> None:
-    assert c4book.lookup(Connect4State.from_moves("44444")) is None  # more than BOOK_PLY discs
+    assert c4book.lookup(Connect4State.from_moves("44444")) is None  # past the book
+    assert c4book.lookup(Connect4State.from_moves("444444333")) is None  # past MAX_PLY
     assert c4book.lookup(Connect4State.new(6, 8, 4)) is None
     assert c4book.lookup(Connect4State.from_moves("", 6, 7, 3)) is None
 
@@ -156,19 +157,29 @@ def test_the_perfect_agent_plays_from_the_book_at_once() -> None:
     spec, _ = registry.resolve("perfect", "connect4")
     agent = registry.build(spec, "connect4")
     rng = random.Random(0)
-    booked = [s for s in LEAVES if c4book.lookup(s) is not None][:20]
+    booked = [s for s in LEAVES if c4book.lookup(s) is not None][:40]
+    outcomes = set()
     for state in booked:
-        decision = agent.choose(state, Budget(time=0.9), rng)
+        decision = agent.choose(state, Budget(time=0.3), rng)
         entry = c4book.lookup(state)
         assert entry is not None
-        if decision.info["reason"] == "book":
-            assert decision.move == entry[1]
-            assert decision.score == entry[0]
-        else:  # a win on the spot or a forced reply comes first
-            assert decision.info["reason"] in ("win now", "only move")
-    assert len(booked) == 20
+        outcomes.add(entry[0])
+        if decision.info["reason"] in ("win now", "only move"):
+            continue  # these come before the book
+        if entry[0] >= 0:  # won or drawn: the book's move, at once
+            assert decision.info["reason"] == "book"
+            assert decision.move == entry[1] and decision.score == entry[0]
+        else:  # lost: searched for the move that resists best
+            assert decision.info["reason"] != "book"
+    assert outcomes == {-1, 0, 1}
+    # Before 4 discs the children are in the book too: the ranking picks among the keepers.
     decision = agent.choose(Connect4State.new(), Budget(time=0.9), rng)
     assert decision.move == 3 and decision.info["reason"] == "book"
+    assert decision.info["keeping"] == [4]  # only the centre wins
+    state = Connect4State.from_moves("3")  # a draw for the second player
+    decision = agent.choose(state, Budget(time=0.9), rng)
+    child = c4book.lookup(state.play(decision.move))
+    assert decision.info["reason"] == "book" and child is not None and child[0] == 0
 
 
 def test_the_book_command_refuses_bad_options() -> None:

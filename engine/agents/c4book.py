@@ -33,7 +33,8 @@ from engine.agents import c4solver as sv
 from engine.games.connect4 import Connect4State
 
 ROWS, COLS, K = 6, 7, 4
-BOOK_PLY = 4
+BOOK_PLY = 4  # the shipped book's depth (tests and benchmarks check it to that depth)
+MAX_PLY = 8  # deepest book `python -m engine book` builds; lookups stop there
 BOOK_PATH = Path(__file__).with_name("data") / "c4book.txt"
 #: A bigger transposition table for the offline solves (minutes each, not milliseconds).
 BUILD_TABLE_SIZE = 16777213
@@ -82,7 +83,7 @@ def load(path: Path = BOOK_PATH) -> dict[int, tuple[int, int]]:
 
 def lookup(state: Connect4State, path: Path = BOOK_PATH) -> tuple[int, int] | None:
     """(outcome for the side to move, a 0-based column keeping it), or None if not in the book."""
-    if (state.rows, state.cols, state.k) != (ROWS, COLS, K) or state.ply > BOOK_PLY:
+    if (state.rows, state.cols, state.k) != (ROWS, COLS, K) or state.ply > MAX_PLY:
         return None
     return lookup_in(load(path), state)
 

@@ -3,8 +3,11 @@
 Per move, for four in a row (other variants raise `UnsupportedVariant`):
 
 1. Immediate wins and forced replies are played at once (`c4solver.non_losing`).
-2. Positions of at most `c4book.BOOK_PLY` discs are read from the opening book (exact, built
-   offline by our own solver): that is where solving takes longest.
+2. Positions of at most `c4book.BOOK_PLY` discs that are won or drawn are played from the
+   opening book (exact, built offline by our own solver): that is where solving takes
+   longest. When the book knows several moves keeping the outcome (its children are in it
+   too), the heuristic ranking below picks among them; lost positions are searched instead,
+   for the move that resists best.
 3. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
    non-losing moves only, centre-first / most-threats-first ordering, and at the depth limit an
    evaluation of threats (empty cells completing a four, weighted by row parity: the first
@@ -199,11 +202,12 @@ class ExpertAgent(Agent):
         safe = sv.non_losing_moves(state)
         if len(safe) == 1:
             return Decision(move=safe[0], info={"reason": "only move"})
-        entry = c4book.lookup(state)
-        if entry is not None:
-            outcome, col = entry
-            return Decision(move=col, score=float(outcome), info={"reason": "book"})
         total = budget.time
+        entry = c4book.lookup(state)
+        if entry is not None and entry[0] >= 0:
+            return self._from_book(state, safe, entry, t0, total, budget.nodes)
+        # A lost position (by the book or not) is searched: the heuristic's move makes the
+        # opponent work for its win, where the book's column is merely one of many losing moves.
         deadline = math.inf if total is None else t0 + total - 0.005
         node_cap = budget.nodes
 
@@ -229,6 +233,33 @@ class ExpertAgent(Agent):
         info["reason"] = reason
         return Decision(
             move=move, depth=depth, nodes=nodes, seconds=time.perf_counter() - t0, info=info
+        )
+
+    def _from_book(
+        self,
+        state: Connect4State,
+        safe: list[int],
+        entry: tuple[int, int],
+        t0: float,
+        total: float | None,
+        node_cap: int | None,
+    ) -> Decision:
+        """The book's outcome kept; among several moves known to keep it (children in the
+        book), the one the heuristic ranks best, the most testing for a fallible opponent."""
+        outcome, col = entry
+        keeping = []
+        for c in safe:
+            child = c4book.lookup(state.play(c))
+            if child is not None and -child[0] == outcome:
+                keeping.append(c)
+        if len(keeping) > 1:
+            ranking, _, _ = self._rank(state, keeping, t0, total, node_cap)
+            col = ranking[0]
+        return Decision(
+            move=col,
+            score=float(outcome),
+            seconds=time.perf_counter() - t0,
+            info={"reason": "book", "keeping": [c + 1 for c in keeping]},
         )
 
     @staticmethod
