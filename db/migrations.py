@@ -136,9 +136,38 @@ CREATE TABLE agent_memory (
 ) WITHOUT ROWID;
 """
 
+_V2 = """
+-- Matches set aside after they failed in a way retrying cannot mend (a corrupt row, a move
+-- that does not replay): resume and the clocks skip them instead of failing on every pass.
+CREATE TABLE match_faults (
+    match_id    INTEGER PRIMARY KEY REFERENCES matches (id),
+    reason      TEXT    NOT NULL,
+    created_at  REAL    NOT NULL
+);
+
+-- Work that must follow a commit (learning from a finished match), written in the same
+-- transaction as the commit and deleted in the transaction that applies it: exactly once,
+-- even across a kill.
+CREATE TABLE outbox (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT    NOT NULL CHECK (kind <> ''),
+    match_id    INTEGER REFERENCES matches (id),
+    payload     TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(payload)),
+    created_at  REAL    NOT NULL,
+    attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    last_error  TEXT
+);
+
+CREATE INDEX outbox_kind ON outbox (kind, id);
+
+-- Which agent actually chose an agent's move when its own job failed (NULL: the seat's own).
+ALTER TABLE moves ADD COLUMN fallback TEXT;
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
+    (2, _V2),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]
@@ -203,8 +232,8 @@ async def apply_migrations(
     for version, sql in migrations:
         if version <= current:
             continue
-        await conn.execute("BEGIN IMMEDIATE")
         try:
+            await conn.execute("BEGIN IMMEDIATE")  # inside the try: see Store._write
             current = await user_version(conn)
             if current > known:
                 raise SchemaTooNewError(path, current, known)

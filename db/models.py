@@ -12,6 +12,7 @@ SQLite's signed 64-bit INTEGER.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -136,6 +137,52 @@ class MoveRow:
     player_id: int
     created_at: float
     think_ms: int | None
+    #: The agent that chose this move instead of the seat's own (its job failed); else None.
+    fallback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMove:
+    """A move to store with :meth:`Store.commit_step`."""
+
+    move: str
+    player_id: int
+    think_ms: int | None = None
+    fallback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How :meth:`Store.commit_step` ends a match (with its rating changes)."""
+
+    status: MatchStatus
+    result: Result | None
+    termination: str
+    #: New ratings: rows, or a function computing them inside the transaction (RatingFn).
+    ratings: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """Work to do after a commit (see the ``outbox`` table)."""
+
+    id: int
+    kind: str
+    match_id: int | None
+    payload: dict[str, Any]
+    created_at: float
+    attempts: int
+    last_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    """Rows of one memory (kind, name) and how many games they add, for one transaction."""
+
+    kind: str
+    name: str
+    rows: Mapping[bytes, bytes]
+    games: int = 0
 
 
 @dataclass(frozen=True, slots=True)

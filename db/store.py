@@ -50,6 +50,8 @@ from typing import Any, Literal, TypeAlias, cast
 
 import aiosqlite
 
+import faults
+
 from .errors import (
     CorruptRowError,
     MatchNotFoundError,
@@ -66,13 +68,17 @@ from .models import (
     PLAYER_KINDS,
     RESULTS,
     TERMINATIONS,
+    Finish,
     HistoryEntry,
     LeaderboardEntry,
     Match,
     MatchKind,
     MatchStatus,
     MemoryInfo,
+    MemoryWrite,
     MoveRow,
+    NewMove,
+    OutboxItem,
     Player,
     PlayerKind,
     PlayerStats,
@@ -100,7 +106,13 @@ _MATCH_COLS = (
     "guild_id, channel_id, message_id, created_at, updated_at, finished_at, turn_deadline, "
     "turn_seconds, options, ply"
 )
-_MOVE_COLS = "match_id, ply, move, player_id, created_at, think_ms"
+_OUTBOX_COLS = "id, kind, match_id, payload, created_at, attempts, last_error"
+_NOT_SET_ASIDE = "id NOT IN (SELECT match_id FROM match_faults)"
+_EXPIRED = (
+    "SELECT id FROM matches WHERE status = 'live' AND turn_deadline IS NOT NULL"
+    f" AND turn_deadline < ? AND {_NOT_SET_ASIDE}"
+)
+_MOVE_COLS = "match_id, ply, move, player_id, created_at, think_ms, fallback"
 _RATING_COLS = "player_id, game, mu, sigma, games, wins, draws, losses, updated_at"
 
 
@@ -232,20 +244,32 @@ class Store:
         return self._conn
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """The one way to write: lock + BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error."""
+    async def _write(self, op: str) -> AsyncIterator[aiosqlite.Connection]:
+        """The one way to write: lock + BEGIN IMMEDIATE ... COMMIT, ROLLBACK on error.
+
+        ``op`` names the operation for fault injection (``faults.py``: the points ``write``
+        and ``write:<op>``).
+        """
         async with self._lock:
             conn = self._require_open()
-            await conn.execute("BEGIN IMMEDIATE")
+            fault = _injected(op)
             try:
+                # BEGIN is inside the try: a task cancelled while BEGIN waits for another
+                # process's lock would otherwise leave the transaction open once BEGIN
+                # completes on the connection's thread, and every later write would fail.
+                # ROLLBACK is queued on that thread after BEGIN, before the lock is released.
+                if fault == _FAULTS["locked"]:
+                    raise sqlite3.OperationalError(fault)  # SQLite's busy timeout ran out
+                await conn.execute("BEGIN IMMEDIATE")
                 yield conn
+                if fault is not None:  # a full disk or an I/O error shows when pages are written
+                    raise sqlite3.OperationalError(fault)
                 await conn.execute("COMMIT")
             except BaseException:
-                # Also on CancelledError: ROLLBACK is queued on the connection's
-                # thread before the lock is released, so nothing can run in
-                # between.
                 await rollback_quietly(conn)
                 raise
+        faults.after("write")
+        faults.after(f"write:{op}")
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -282,7 +306,7 @@ class Store:
         rows = await self._fetchall(select, (ident,))
         if rows and _player(rows[0]).display_name == name:
             return _player(rows[0])
-        async with self._write() as conn:
+        async with self._write("player") as conn:
             now = self._clock()
             rows = await _q(conn, select, (ident,))
             if not rows:
@@ -351,7 +375,7 @@ class Store:
         if rated and player0_id == player1_id:
             raise ValueError("a player cannot play a rated match against themselves")
         options_json = _dump_json_object("options", options or {})
-        async with self._write() as conn:
+        async with self._write("create_match") as conn:
             players = await _players_by_id(conn, (player0_id, player1_id))
             for pid in (player0_id, player1_id):
                 if pid not in players:
@@ -395,23 +419,52 @@ class Store:
         return _match(rows[0]) if rows else None
 
     async def live_matches(self, player_id: int | None = None) -> list[Match]:
-        """All live matches, oldest first (restart recovery), optionally of one player."""
-        if player_id is None:
-            rows = await self._fetchall(
-                f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live' ORDER BY created_at, id"
+        """Live matches, oldest first, optionally of one player; set-aside matches and rows
+        that do not decode are left out (logged), so one bad row hides nothing else."""
+        sql = f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live' AND {_NOT_SET_ASIDE}"
+        params: tuple[int, ...] = ()
+        if player_id is not None:
+            sql += " AND (player0_id = ? OR player1_id = ?)"
+            params = (player_id, player_id)
+        rows = await self._fetchall(sql + " ORDER BY created_at, id", params)
+        return _decodable_matches(rows)
+
+    async def live_match_ids(self) -> list[int]:
+        """Ids of the live matches not set aside, oldest first (restart recovery reads each
+        match on its own, so one that fails cannot stop the others)."""
+        rows = await self._fetchall(
+            f"SELECT id FROM matches WHERE status = 'live' AND {_NOT_SET_ASIDE}"
+            " ORDER BY created_at, id"
+        )
+        return [int(r[0]) for r in rows]
+
+    async def agent_turn_ids(self) -> list[int]:
+        """Live matches (not set aside) where no person's clock runs: an agent is to move
+        (a person to move always has a deadline)."""
+        rows = await self._fetchall(
+            "SELECT id FROM matches WHERE status = 'live' AND kind <> 'pvp'"
+            f" AND turn_deadline IS NULL AND {_NOT_SET_ASIDE} ORDER BY id"
+        )
+        return [int(r[0]) for r in rows]
+
+    async def set_aside(self, match_id: int, reason: str) -> None:
+        """Mark a match that fails in a way a retry cannot mend: recovery and clocks skip it."""
+        async with self._write("set_aside") as conn:
+            await conn.execute(
+                "INSERT INTO match_faults (match_id, reason, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (match_id) DO UPDATE SET reason = excluded.reason",
+                (match_id, _nonempty("reason", reason)[:500], self._clock()),
             )
-        else:
-            rows = await self._fetchall(
-                f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live'"
-                " AND (player0_id = ? OR player1_id = ?) ORDER BY created_at, id",
-                (player_id, player_id),
-            )
-        return [_match(r) for r in rows]
+
+    async def set_aside_matches(self) -> dict[int, str]:
+        """Every set-aside match with its reason."""
+        rows = await self._fetchall("SELECT match_id, reason FROM match_faults ORDER BY match_id")
+        return {int(r[0]): str(r[1]) for r in rows}
 
     async def live_match_for_player(self, player_id: int) -> Match | None:
         """The player's most recently created live match, if any."""
         rows = await self._fetchall(
-            f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live'"
+            f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live' AND {_NOT_SET_ASIDE}"
             " AND (player0_id = ? OR player1_id = ?) ORDER BY created_at DESC, id DESC LIMIT 1",
             (player_id, player_id),
         )
@@ -421,7 +474,7 @@ class Store:
         self, match_id: int, guild_id: int | None, channel_id: int | None, message_id: int | None
     ) -> Match:
         """Record where the match board is displayed (known only after sending it)."""
-        async with self._write() as conn:
+        async with self._write("set_message") as conn:
             rows = await _q(
                 conn,
                 "UPDATE matches SET guild_id = ?, channel_id = ?, message_id = ?, updated_at = ?"
@@ -434,7 +487,7 @@ class Store:
 
     async def set_turn_deadline(self, match_id: int, turn_deadline: Deadline) -> Match:
         """Move the clock of a live match (e.g. grant grace time after a restart)."""
-        async with self._write() as conn:
+        async with self._write("set_turn_deadline") as conn:
             m = await _live_match(conn, match_id)
             deadline = _resolve_deadline(turn_deadline, self._clock(), m.turn_seconds)
             rows = await _q(
@@ -446,7 +499,7 @@ class Store:
 
     async def update_match_options(self, match_id: int, changes: Mapping[str, Any]) -> Match:
         """Shallow-merge ``changes`` into ``options`` (a key mapped to None is removed)."""
-        async with self._write() as conn:
+        async with self._write("update_match_options") as conn:
             m = await _get_match(conn, match_id)
             merged = _merge(m.options, changes)
             rows = await _q(
@@ -479,26 +532,14 @@ class Store:
         + ``turn_seconds`` (None if untimed); pass ``None`` when an agent moves next.
         The store does not know whose turn it is (passes are game logic).
         """
-        move = _nonempty("move", move)
-        if think_ms is not None and think_ms < 0:
-            raise ValueError(f"think_ms must be >= 0, got {think_ms}")
-        async with self._write() as conn:
-            m = await _live_match(conn, match_id)
-            if m.ply != expected_ply:
-                raise StaleMoveError(match_id, expected_ply, m.ply)
-            if m.seat_of(player_id) is None:
-                raise ValueError(f"player {player_id} is not playing match {match_id}")
-            now = self._clock()
-            deadline = _resolve_deadline(turn_deadline, now, m.turn_seconds)
-            await conn.execute(
-                f"INSERT INTO moves ({_MOVE_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
-                (match_id, expected_ply, move, player_id, now, think_ms),
-            )
-            await conn.execute(
-                "UPDATE matches SET ply = ply + 1, updated_at = ?, turn_deadline = ? WHERE id = ?",
-                (now, deadline, match_id),
-            )
-            return expected_ply + 1
+        m = await self.commit_step(
+            match_id,
+            expected_ply,
+            [NewMove(move, player_id, think_ms)],
+            turn_deadline=turn_deadline,
+            op="append_move",
+        )
+        return m.ply
 
     async def finish_match(
         self,
@@ -509,6 +550,7 @@ class Store:
         rating_updates: Sequence[Rating] | RatingFn | None = None,
         *,
         expected_ply: int | None = None,
+        outbox: Sequence[tuple[str, Mapping[str, Any]]] = (),
     ) -> Match:
         """End a live match and write its rating changes in ONE transaction.
 
@@ -526,34 +568,89 @@ class Store:
           and pure: the store is locked while it runs.
         * ``expected_ply``: refuse (:class:`StaleMoveError`) if a move landed
           since the caller looked -- e.g. a time-forfeit racing a last-second move.
+        * ``outbox``: ``(kind, payload)`` rows of work to do after the finish (learning),
+          written in the same transaction.
 
         Raises :class:`MatchNotLiveError` if the match is already over.
         """
-        if status not in ("finished", "abandoned"):
-            raise ValueError(f"status must be 'finished' or 'abandoned', got {status!r}")
-        if result is not None and result not in RESULTS:
-            raise ValueError(f"result must be one of {sorted(RESULTS)} or None, got {result!r}")
-        if status == "finished" and result is None:
-            raise ValueError("a finished match needs a result")
-        if termination not in TERMINATIONS:
-            raise ValueError(
-                f"termination must be one of {sorted(TERMINATIONS)}, got {termination!r}"
-            )
-        async with self._write() as conn:
+        return await self.commit_step(
+            match_id,
+            expected_ply,
+            (),
+            finish=Finish(status, result, termination, rating_updates),
+            outbox=outbox,
+            op="finish_match",
+        )
+
+    async def commit_step(
+        self,
+        match_id: int,
+        expected_ply: int | None,
+        moves: Sequence[NewMove],
+        *,
+        turn_deadline: Deadline = AUTO,
+        finish: Finish | None = None,
+        outbox: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        op: str = "commit_step",
+    ) -> Match:
+        """One step of a match in ONE transaction: its moves (a move and the forced passes
+        after it), the finish with its ratings if it ended, and the outbox rows of what must
+        follow; returns the match as stored.
+
+        The match must be live and at ``expected_ply`` (None: any ply; only with no moves).
+        ``turn_deadline`` is the clock of the player to move after the moves (see
+        :meth:`append_move`); a finish clears it. A kill at any moment leaves the match either
+        before the step or after all of it.
+        """
+        new_moves = [
+            NewMove(_nonempty("move", mv.move), mv.player_id, mv.think_ms, mv.fallback)
+            for mv in moves
+        ]
+        for mv in new_moves:
+            if mv.think_ms is not None and mv.think_ms < 0:
+                raise ValueError(f"think_ms must be >= 0, got {mv.think_ms}")
+        if new_moves and expected_ply is None:
+            raise ValueError("moves need the expected ply")
+        if finish is not None:
+            _check_finish(finish)
+        if not new_moves and finish is None and not outbox:
+            raise ValueError("a step needs moves, a finish or outbox rows")
+        outbox_rows = [(_nonempty("kind", k), _dump_json_object("payload", p)) for k, p in outbox]
+        async with self._write(op) as conn:
             m = await _live_match(conn, match_id)
             if expected_ply is not None and m.ply != expected_ply:
                 raise StaleMoveError(match_id, expected_ply, m.ply)
             now = self._clock()
-            rows = await _q(
-                conn,
-                "UPDATE matches SET status = ?, result = ?, termination = ?, finished_at = ?,"
-                f" updated_at = ?, turn_deadline = NULL WHERE id = ? RETURNING {_MATCH_COLS}",
-                (status, result, termination, now, now, match_id),
-            )
-            finished = _match(rows[0])
-            if rating_updates is not None:
-                await self._write_ratings(conn, finished, rating_updates, now)
-            return finished
+            ply = m.ply
+            for mv in new_moves:
+                if m.seat_of(mv.player_id) is None:
+                    raise ValueError(f"player {mv.player_id} is not playing match {match_id}")
+                await conn.execute(
+                    f"INSERT INTO moves ({_MOVE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (match_id, ply, mv.move, mv.player_id, now, mv.think_ms, mv.fallback),
+                )
+                ply += 1
+            if new_moves:
+                deadline = _resolve_deadline(turn_deadline, now, m.turn_seconds)
+                await conn.execute(
+                    "UPDATE matches SET ply = ?, updated_at = ?, turn_deadline = ? WHERE id = ?",
+                    (ply, now, deadline, match_id),
+                )
+            if finish is not None:
+                await conn.execute(
+                    "UPDATE matches SET status = ?, result = ?, termination = ?,"
+                    " finished_at = ?, updated_at = ?, turn_deadline = NULL WHERE id = ?",
+                    (finish.status, finish.result, finish.termination, now, now, match_id),
+                )
+            for kind, payload in outbox_rows:
+                await conn.execute(
+                    "INSERT INTO outbox (kind, match_id, payload, created_at) VALUES (?, ?, ?, ?)",
+                    (kind, match_id, payload, now),
+                )
+            stored = await _get_match(conn, match_id)
+            if finish is not None and finish.ratings is not None:
+                await self._write_ratings(conn, stored, finish.ratings, now)
+            return stored
 
     async def _write_ratings(
         self,
@@ -607,12 +704,14 @@ class Store:
 
     async def expired_turns(self, now: float) -> list[Match]:
         """Live matches whose player to move has run out of time, earliest first."""
-        rows = await self._fetchall(
-            f"SELECT {_MATCH_COLS} FROM matches WHERE status = 'live'"
-            " AND turn_deadline IS NOT NULL AND turn_deadline < ? ORDER BY turn_deadline, id",
-            (now,),
-        )
-        return [_match(r) for r in rows]
+        sql = f"SELECT {_MATCH_COLS} FROM matches WHERE id IN ({_EXPIRED})"
+        rows = await self._fetchall(sql + " ORDER BY turn_deadline, id", (now,))
+        return _decodable_matches(rows)
+
+    async def expired_turn_ids(self, now: float) -> list[int]:
+        """Ids of the matches of :meth:`expired_turns` (each is then read on its own)."""
+        rows = await self._fetchall(_EXPIRED + " ORDER BY turn_deadline, id", (now,))
+        return [int(r[0]) for r in rows]
 
     async def count_rated_between(self, a: int, b: int, since: float) -> int:
         """Rated matches between players `a` and `b` created since `since` (anti-farming)."""
@@ -741,14 +840,14 @@ class Store:
     async def set_guild_settings(self, guild_id: int, settings: Mapping[str, Any]) -> None:
         """Replace the guild's settings object wholesale."""
         payload = _dump_json_object("settings", settings)
-        async with self._write() as conn:
+        async with self._write("guild_settings") as conn:
             await _upsert_guild_settings(conn, guild_id, payload, self._clock())
 
     async def update_guild_settings(
         self, guild_id: int, changes: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Atomically shallow-merge ``changes`` (None removes a key); return the result."""
-        async with self._write() as conn:
+        async with self._write("guild_settings") as conn:
             rows = await _q(
                 conn,
                 "SELECT guild_id, settings FROM guild_settings WHERE guild_id = ?",
@@ -794,7 +893,7 @@ class Store:
         meta_json = _dump_json_object("meta", meta) if meta is not None else None
         now = self._clock()
         rows = [(kind, name, _key_bytes(k), _value_bytes(v), now) for k, v in items]
-        async with self._write() as conn:
+        async with self._write("memory_put") as conn:
             await _ensure_memory_meta(conn, kind, name, now)
             await conn.execute(
                 "UPDATE agent_memory_meta SET games_trained = games_trained + ?,"
@@ -812,6 +911,72 @@ class Store:
                 rows,
             )
         return len(rows)
+
+    async def memory_apply(
+        self, writes: Sequence[MemoryWrite], *, outbox_id: int | None = None
+    ) -> bool:
+        """Write several memories (rows upserted, games_trained increased) in ONE transaction.
+
+        With ``outbox_id``, that outbox row is deleted in the same transaction, and nothing is
+        written if it is already gone (returns False): work taken from the outbox is applied
+        exactly once, even if it is retried after a kill.
+        """
+        prepared = []
+        for w in writes:
+            kind, name = _nonempty("kind", w.kind), _nonempty("name", w.name)
+            if w.games < 0:
+                raise ValueError("games must be >= 0")
+            rows = [(_key_bytes(k), _value_bytes(v)) for k, v in w.rows.items()]
+            prepared.append((kind, name, rows, w.games))
+        async with self._write("memory_apply") as conn:
+            if outbox_id is not None:
+                cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
+                if cursor.rowcount == 0:
+                    return False
+            now = self._clock()
+            for kind, name, rows, games in prepared:
+                await _ensure_memory_meta(conn, kind, name, now)
+                await conn.execute(
+                    "UPDATE agent_memory_meta SET games_trained = games_trained + ?,"
+                    " updated_at = ? WHERE kind = ? AND name = ?",
+                    (games, now, kind, name),
+                )
+                await conn.executemany(
+                    "INSERT INTO agent_memory (kind, name, key, value, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, name, key)"
+                    " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    [(kind, name, key, value, now) for key, value in rows],
+                )
+        return True
+
+    # ------------------------------------------------------------------ outbox
+
+    async def outbox_pending(
+        self, kind: str | None = None, *, max_attempts: int = 5, limit: int = 100
+    ) -> list[OutboxItem]:
+        """Outbox rows still to apply, oldest first (rows that failed `max_attempts` times
+        are kept for inspection but no longer returned)."""
+        sql = f"SELECT {_OUTBOX_COLS} FROM outbox WHERE attempts < ?"
+        params: list[Any] = [max_attempts]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        rows = await self._fetchall(sql + " ORDER BY id LIMIT ?", [*params, limit])
+        return [_outbox(r) for r in rows]
+
+    async def outbox_done(self, outbox_id: int) -> bool:
+        """Delete an outbox row that needed no write; False if it was already gone."""
+        async with self._write("outbox_done") as conn:
+            cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
+            return cursor.rowcount > 0
+
+    async def outbox_failed(self, outbox_id: int, error: str) -> None:
+        """Count a failed attempt (a row failing every time stops being retried)."""
+        async with self._write("outbox_failed") as conn:
+            await conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (error[:500], outbox_id),
+            )
 
     async def memory_get(self, kind: str, name: str) -> dict[bytes, bytes]:
         """Every (key, value) row of one memory ({} if it does not exist)."""
@@ -848,7 +1013,7 @@ class Store:
 
     async def memory_delete(self, kind: str, name: str) -> int:
         """Delete a memory (rows and meta); return how many rows it had."""
-        async with self._write() as conn:
+        async with self._write("memory_delete") as conn:
             rows = await _q(
                 conn,
                 "SELECT COUNT(*) FROM agent_memory WHERE kind = ? AND name = ?",
@@ -884,7 +1049,7 @@ class Store:
         if games_trained is not None and games_trained < 0:
             raise ValueError("games_trained must be >= 0")
         meta_json = _dump_json_object("meta", meta) if meta is not None else None
-        async with self._write() as conn:
+        async with self._write("memory_set_meta") as conn:
             now = self._clock()
             await _ensure_memory_meta(conn, kind, name, now)
             await conn.execute(
@@ -986,6 +1151,19 @@ async def _ensure_memory_meta(conn: aiosqlite.Connection, kind: str, name: str, 
         " VALUES (?, ?, ?, ?) ON CONFLICT (kind, name) DO NOTHING",
         (kind, name, now, now),
     )
+
+
+def _check_finish(finish: Finish) -> None:
+    if finish.status not in ("finished", "abandoned"):
+        raise ValueError(f"status must be 'finished' or 'abandoned', got {finish.status!r}")
+    if finish.result is not None and finish.result not in RESULTS:
+        raise ValueError(f"result must be one of {sorted(RESULTS)} or None, got {finish.result!r}")
+    if finish.status == "finished" and finish.result is None:
+        raise ValueError("a finished match needs a result")
+    if finish.termination not in TERMINATIONS:
+        raise ValueError(
+            f"termination must be one of {sorted(TERMINATIONS)}, got {finish.termination!r}"
+        )
 
 
 def _resolve_deadline(deadline: Deadline, now: float, turn_seconds: float | None) -> float | None:
@@ -1178,6 +1356,29 @@ def _match(row: sqlite3.Row) -> Match:
     )
 
 
+def _decodable_matches(rows: Iterable[sqlite3.Row]) -> list[Match]:
+    out = []
+    for row in rows:
+        try:
+            out.append(_match(row))
+        except CorruptRowError as exc:
+            log.warning("skipping a match that does not decode: %s", exc)
+    return out
+
+
+def _outbox(row: sqlite3.Row) -> OutboxItem:
+    r = _Row("outbox", row, ("id",))
+    return OutboxItem(
+        id=r.get_int("id"),
+        kind=r.get_str("kind"),
+        match_id=r.opt_int("match_id"),
+        payload=r.json_object("payload"),
+        created_at=r.get_float("created_at"),
+        attempts=r.get_int("attempts"),
+        last_error=r.opt_str("last_error"),
+    )
+
+
 def _move(row: sqlite3.Row) -> MoveRow:
     r = _Row("moves", row, ("match_id", "ply"))
     return MoveRow(
@@ -1187,6 +1388,7 @@ def _move(row: sqlite3.Row) -> MoveRow:
         player_id=r.get_int("player_id"),
         created_at=r.get_float("created_at"),
         think_ms=r.opt_int("think_ms"),
+        fallback=r.opt_str("fallback"),
     )
 
 
@@ -1203,3 +1405,18 @@ def _rating(row: sqlite3.Row) -> Rating:
         losses=r.get_int("losses"),
         updated_at=r.get_float("updated_at"),
     )
+
+
+#: What an injected store fault looks like: the errors SQLite itself raises.
+_FAULTS = {
+    "locked": "database is locked",
+    "full": "database or disk is full",
+    "error": "disk I/O error",
+}
+
+
+def _injected(op: str) -> str | None:
+    """The SQLite error text a `BOARDBOT_FAULT` rule asks this write to fail with, if any."""
+    kinds = [faults.fire("write"), faults.fire(f"write:{op}")]  # count both, always
+    kind = next((k for k in kinds if k is not None), None)
+    return None if kind is None else _FAULTS.get(kind, _FAULTS["error"])
