@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from db.store import Store
-from engine.agents.base import AgentSpec, Budget
 from engine.games.connect4 import Connect4State
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.errors import BadMove, BadRequest, MatchOver, NotInMatch, NotYourTurn, StaleAction
@@ -237,32 +235,6 @@ async def test_unknown_games_levels_and_matches(lobby: Lobby) -> None:
 
     with pytest.raises(MatchNotFound):
         await lobby.play(999, ALICE, "4")
-
-
-def crash_worker() -> None:
-    os._exit(3)
-
-
-async def test_process_pool_warms_up_answers_and_survives_a_dead_worker() -> None:
-    pool = EnginePool(workers=1)
-    await pool.start()
-    try:
-        state = Connect4State.from_moves("444")
-        decision = await pool.choose(state, AgentSpec("onestep"), Budget())
-        assert decision.move in state.legal_moves()
-        # kill the worker: the next job meets a broken pool, which is rebuilt and retried once
-        loop = asyncio.get_running_loop()
-        with pytest.raises(Exception):  # noqa: B017 (the job that died with the worker)
-            await loop.run_in_executor(pool._executor, crash_worker)
-        decision = await pool.choose(state, AgentSpec("random"), Budget())
-        assert decision.move in state.legal_moves() and pool.rebuilds == 1
-    finally:
-        await pool.close()
-
-
-def test_pool_refuses_fork() -> None:
-    with pytest.raises(ValueError, match="fork"):
-        EnginePool(context="fork")
 
 
 async def test_a_failing_agent_falls_back_to_a_legal_move(

@@ -1,0 +1,121 @@
+"""One engine worker process: `python -m lobby.worker <job_fd> <reply_fd> <parent_pid> <warm>`.
+
+`lobby.pool.EnginePool` starts it with `subprocess` (fork+exec, never a bare fork of the bot)
+and speaks to it over two dedicated pipes, so anything the engine prints cannot corrupt the
+protocol. Each message is a frame: an 8-byte big-endian length, then a pickle.
+
+  parent -> worker  (fault, cap, fn, args), one job at a time; end of file means "exit"
+  worker -> parent  ("ready", pid) once warmed, then one ("ok", value) or ("err", exc) per job
+
+The worker dies with its parent, kill -9 included, and ignores SIGINT: the parent alone decides
+when it stops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+from typing import IO, Any
+
+_HEADER = struct.Struct(">Q")
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+CRASH_STATUS = 70  # the exit status of a worker crashed on purpose (fault injection)
+
+
+def send(stream: IO[bytes], data: bytes | memoryview) -> None:
+    """Write one frame (blocking)."""
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def recv(stream: IO[bytes]) -> bytes:
+    """Read one frame (blocking); EOFError when the other side is gone."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return data
+
+
+def _die_with_parent(parent: int) -> None:
+    """Exit when the parent dies, even in the middle of a long job.
+
+    On Linux the kernel sends SIGKILL (PR_SET_PDEATHSIG; it fires when the parent *thread*
+    that started us exits, which is why the pool starts workers from the event loop's thread).
+    Elsewhere, or if prctl is missing, a daemon thread notices that we were reparented.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    if os.getppid() != parent:  # the parent died before prctl: nobody would signal us
+        os._exit(0)
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _error(exc: BaseException) -> bytes:
+    """An ("err", exc) reply; an exception that cannot make the round trip becomes a
+    RuntimeError with its text."""
+    if not isinstance(exc, StopIteration):  # a future cannot hold a StopIteration
+        exc.add_note("in the engine worker:\n" + "".join(traceback.format_exception(exc)))
+        try:
+            data = pickle.dumps(("err", exc), pickle.HIGHEST_PROTOCOL)
+            pickle.loads(data)  # an exception with a custom __init__ may pickle, then not load
+            return data
+        except Exception:
+            pass
+    return pickle.dumps(("err", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _run(job: bytes) -> bytes:
+    """One job's reply frame."""
+    try:
+        fault, cap, fn, args = pickle.loads(job)
+        if fault == "crash":
+            os._exit(CRASH_STATUS)
+        if fault == "hang":
+            time.sleep(10 * cap)
+        value: Any = fn(*args)
+        return pickle.dumps(("ok", value), pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # the function's own failure (or its result's): the worker lives
+        return _error(exc)
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    job_fd, reply_fd, parent, warm = int(argv[0]), int(argv[1]), int(argv[2]), argv[3] == "1"
+    _die_with_parent(parent)
+    with os.fdopen(job_fd, "rb") as jobs, os.fdopen(reply_fd, "wb") as replies:
+        if warm:
+            from engine.warm import warm_up
+
+            warm_up()
+        try:
+            send(replies, pickle.dumps(("ready", os.getpid())))
+            while True:
+                send(replies, _run(recv(jobs)))
+        except (EOFError, BrokenPipeError):  # the parent closed our pipe or is gone
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

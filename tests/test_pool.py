@@ -1,0 +1,340 @@
+"""The supervised engine pool: caps, crashes, shutdown, parent death, SIGINT, fault injection.
+
+Most tests share one started pool of two unwarmed workers (a worker then starts in ~0.1 s);
+the job functions are module level, so the workers import them from `tests.test_pool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+import pytest_asyncio
+
+import faults
+import lobby.pool
+from engine.agents.base import AgentSpec, Budget
+from engine.games.connect4 import Connect4State
+from lobby.pool import EnginePool, JobTimeout, PoolClosed, WorkerCrashed
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- jobs (run in the workers) ---
+
+
+def pid_of() -> int:
+    return os.getpid()
+
+
+def sleeper(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def exit_now(status: int) -> None:
+    os._exit(status)
+
+
+def fail_with(text: str) -> None:
+    raise ValueError(text)
+
+
+class Stubborn(Exception):
+    """Pickles, but cannot be rebuilt from its args."""
+
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__(f"{a}/{b}")
+
+
+def fail_stubbornly() -> None:
+    raise Stubborn("a", "b")
+
+
+# --- helpers ---
+
+
+def gone(pid: int) -> bool:
+    """Dead and reaped, or a zombie nobody reaps (PID 1 of a container may not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def children_of(pid: int) -> list[int]:
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry.name))
+    return kids
+
+
+async def until(check: object, within: float) -> float:
+    """Seconds until `check()` holds; fails past `within`."""
+    t0 = time.monotonic()
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() - t0 < within, "timed out"
+        await asyncio.sleep(0.02)
+    return time.monotonic() - t0
+
+
+def python(script: str, **kwargs: object) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-c", script], cwd=ROOT, env=env, text=True, **kwargs
+    )
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared() -> AsyncIterator[EnginePool]:
+    pool = EnginePool(workers=2, warm=False, ceiling=10.0)
+    await pool.start()
+    yield pool
+    await pool.close()
+
+
+async def both_idle(pool: EnginePool) -> None:
+    await until(lambda: pool.idle == 2, within=5.0)
+
+
+# --- tests ---
+
+
+async def test_a_worker_that_cannot_start_is_retried_with_backoff_then_start_gives_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lobby.pool, "_COMMAND", [sys.executable, "-c", "raise SystemExit(1)"])
+    pool = EnginePool(workers=1, warm=False)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="fail to start"):
+        await pool.start()
+    # three attempts, 0.5 s then 1 s apart: no spinning
+    assert pool.start_failures == 3 and 1.4 < time.monotonic() - t0 < 4.0
+    with pytest.raises(PoolClosed):
+        await pool.run(pid_of)
+
+
+async def test_caps_come_from_the_budget_and_never_pass_the_ceiling() -> None:
+    pool = EnginePool(workers=0, ceiling=30.0)
+    assert pool.cap_for(Budget(time=2.0)) == 4.0
+    assert pool.cap_for(Budget(time=100.0)) == 30.0
+    assert pool.cap_for(Budget(nodes=10)) == 30.0
+    for bad in (float("nan"), float("inf"), 0.0, -1.0):  # Budget refuses them: a stand-in
+        assert pool.cap_for(cast(Budget, SimpleNamespace(time=bad))) == 30.0
+
+
+async def test_a_hanging_job_is_killed_at_its_cap_and_the_others_go_on(
+    shared: EnginePool,
+) -> None:
+    await both_idle(shared)
+    before, timeouts = set(shared.pids), shared.timeouts
+    t0 = time.monotonic()
+    hang = asyncio.ensure_future(shared.run(sleeper, 60, cap=0.5))
+    innocent = asyncio.ensure_future(shared.run(sleeper, 1.0))
+    with pytest.raises(JobTimeout):
+        await hang
+    assert time.monotonic() - t0 < 0.5 + 1.0
+    survivor = await innocent
+    (killed,) = before - {survivor}
+    await until(lambda: gone(killed), within=1.0)
+    assert shared.timeouts == timeouts + 1
+    assert await shared.run(pid_of) in shared.pids  # and the pool serves new jobs
+    await both_idle(shared)  # a replacement started
+    assert killed not in shared.pids and survivor in shared.pids
+
+
+async def test_a_crashing_job_fails_alone(shared: EnginePool) -> None:
+    await both_idle(shared)
+    crashes = shared.crashes
+    crash = asyncio.ensure_future(shared.run(exit_now, 3))
+    innocent = asyncio.ensure_future(shared.run(sleeper, 0.5))
+    with pytest.raises(WorkerCrashed):
+        await crash
+    assert await innocent > 0
+    # a job that crashes its worker every time, three times, among innocent jobs
+    jobs = [shared.run(exit_now, 9) if i % 2 else shared.run(sleeper, 0.2) for i in range(6)]
+    results = await asyncio.gather(*jobs, return_exceptions=True)
+    assert all(isinstance(r, WorkerCrashed) for r in results[1::2])
+    assert all(isinstance(r, int) for r in results[0::2])
+    assert shared.crashes == crashes + 4
+
+
+async def test_an_exception_of_the_job_reaches_the_caller_as_itself(shared: EnginePool) -> None:
+    await both_idle(shared)
+    pids, crashes = sorted(shared.pids), shared.crashes
+    with pytest.raises(ValueError, match="bad budget") as caught:
+        await shared.run(fail_with, "bad budget")
+    assert any("fail_with" in note for note in getattr(caught.value, "__notes__", []))
+    with pytest.raises(RuntimeError, match="Stubborn: a/b"):  # cannot be rebuilt: its text
+        await shared.run(fail_stubbornly)
+    with pytest.raises(Exception, match="pickle"):  # a job that cannot even be sent
+        await shared.run(lambda: 1)
+    assert sorted(shared.pids) == pids and shared.crashes == crashes
+    assert shared.idle == 2
+
+
+async def test_the_fault_hook_crashes_or_hangs_the_nth_job(shared: EnginePool) -> None:
+    await both_idle(shared)
+    try:
+        faults.reset("crash:job:2")
+        assert await shared.run(pid_of) > 0
+        with pytest.raises(WorkerCrashed):
+            await shared.run(pid_of)
+        assert await shared.run(pid_of) > 0
+        faults.reset("hang:job:1")
+        t0 = time.monotonic()
+        with pytest.raises(JobTimeout):
+            await shared.run(pid_of, cap=0.3)
+        assert time.monotonic() - t0 < 0.3 + 1.0
+    finally:
+        faults.reset()
+
+
+async def test_close_fails_queued_jobs_kills_running_ones_and_reaps_every_worker() -> None:
+    pool = EnginePool(workers=2, warm=False)
+    await pool.start()
+    pids = pool.pids
+    running = [asyncio.ensure_future(pool.run(sleeper, 60)) for _ in range(2)]
+    queued = [asyncio.ensure_future(pool.run(pid_of)) for _ in range(2)]
+    await until(lambda: pool.idle == 0, within=2.0)
+    t0 = time.monotonic()
+    await pool.close(timeout=1.0)
+    assert time.monotonic() - t0 < 1.0 + 1.0
+    for job in running + queued:
+        with pytest.raises(PoolClosed):
+            await job
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # dead and reaped: no zombie
+            os.kill(pid, 0)
+    with pytest.raises(PoolClosed):
+        await pool.run(pid_of)
+    await pool.close()  # idempotent
+
+
+async def test_idle_workers_exit_at_close_without_being_killed() -> None:
+    pool = EnginePool(workers=2, warm=False)
+    await pool.start()
+    workers = list(pool._live)
+    t0 = time.monotonic()
+    await pool.close()
+    assert time.monotonic() - t0 < 1.0
+    assert [w.exited.result() for w in workers] == [0, 0]
+
+
+async def test_workers_die_with_their_parent_killed_by_sigkill() -> None:
+    script = """if True:
+        import asyncio, time
+        from lobby.pool import EnginePool
+        async def main():
+            pool = EnginePool(workers=2, warm=False)
+            await pool.start()
+            job = asyncio.ensure_future(pool.run(time.sleep, 60))
+            await asyncio.sleep(0.2)
+            print(*pool.pids, flush=True)
+            await job
+        asyncio.run(main())
+    """
+    parent = python(script, stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2
+        family = set(pids) | set(children_of(parent.pid))  # a resource tracker would be here
+    finally:
+        parent.kill()
+        parent.wait()
+    seconds = await until(lambda: all(gone(pid) for pid in family), within=3.0)
+    print(f"workers gone {seconds:.2f} s after kill -9 of their parent")
+
+
+async def test_sigint_reaches_no_worker_and_prints_no_traceback() -> None:
+    script = """if True:
+        import asyncio, time
+        from lobby.pool import EnginePool
+        async def main():
+            pool = EnginePool(workers=2, warm=False)
+            await pool.start()
+            try:
+                job = asyncio.ensure_future(pool.run(time.sleep, 1.0))
+                print(*pool.pids, flush=True)
+                await job
+                print("done", flush=True)
+                await asyncio.sleep(60)
+            finally:
+                await pool.close()
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """
+    parent = python(script, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert parent.stdout is not None
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        for pid in pids:  # a worker that would take SIGINT dies or prints a traceback
+            os.kill(pid, signal.SIGINT)
+        assert parent.stdout.readline() == "done\n"  # the job in a SIGINTed worker finished
+        os.killpg(parent.pid, signal.SIGINT)  # Ctrl-C in the parent's terminal
+        out, err = parent.communicate(timeout=10)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert out == "interrupted\n" and parent.returncode == 0
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert all(gone(pid) for pid in pids)
+
+
+async def test_without_workers_jobs_run_in_a_thread_with_the_same_caps() -> None:
+    pool = EnginePool(workers=0, warm=False)
+    await pool.start()
+    try:
+        assert await pool.run(pid_of) == os.getpid()
+        t0 = time.monotonic()
+        with pytest.raises(JobTimeout):  # the thread cannot be killed: it runs on, unseen
+            await pool.run(sleeper, 1.0, cap=0.2)
+        assert time.monotonic() - t0 < 0.2 + 0.5
+        assert await pool.run(pid_of) == os.getpid()  # the next job does not wait for it
+    finally:
+        await pool.close()
+    with pytest.raises(PoolClosed):
+        await pool.run(pid_of)
+
+
+async def test_a_warmed_worker_answers_a_real_agent_and_is_replaced_when_it_dies() -> None:
+    t0 = time.monotonic()
+    pool = EnginePool(workers=1)
+    await pool.start()
+    print(f"one warmed worker started in {time.monotonic() - t0:.2f} s")
+    try:
+        (pid,) = pool.pids
+        # a fresh interpreter (fork+exec), never a bare fork of the bot
+        assert b"lobby.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Connect4State.from_moves("444")
+        decision = await pool.choose(state, AgentSpec("onestep"), Budget(time=1.0))
+        assert decision.move in state.legal_moves()
+        with pytest.raises(WorkerCrashed):
+            await pool.run(exit_now, 3)
+        decision = await pool.choose(state, AgentSpec("random"), Budget())
+        assert decision.move in state.legal_moves()
+        assert pool.workers_started == 2 and pool.crashes == 1 and pool.jobs_run == 2
+        assert pool.pids != [pid]
+    finally:
+        await pool.close()
