@@ -1,25 +1,38 @@
 """What each click and command does: translate Discord to lobby calls and answer in time.
 
-Everything here answers the interaction first (within Discord's 3 s) and lets agent moves
-arrive afterwards through the lobby's listener, which edits the board message.
+The lobby owns the match: it stores every step, starts the agent's turn and announces each
+change, which the board editor (cogs/editor.py) edits in. A response here shows what it can
+(the clicked board, updated) inside `editor.responding`, so the editor knows what is shown
+and edits in whatever the response did not show: a failed or late response never hides a
+committed move. A new board is made by deferring first: the message exists (and has an id)
+before the match is stored with it, so a failed response never leaves a live match nobody can
+see.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import discord
 
-from cogs.errors import guarded
+from cogs.components import ChallengeButton
+from cogs.editor import Shown
 from cogs.render import board_embed, board_view
-from lobby.core import Lobby, Person, Snapshot, Where
-from lobby.errors import BadRequest, NotInMatch
+from lobby.core import Person, Place, Snapshot, Where
+from lobby.errors import BadRequest, NotInMatch, StaleAction
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
-    from cogs.components import ChallengeButton
+
+log = logging.getLogger(__name__)
+
+#: A click whose work takes longer than this is deferred first (Discord allows 3 s).
+DEFER_AFTER = 1.0
+STALE_NOTE = "That board was out of date; it now shows the current position."
 
 
 def bot_of(interaction: discord.Interaction) -> BoardBot:
@@ -30,117 +43,155 @@ def person(user: discord.abc.User) -> Person:
     return Person("user", user.id, user.display_name)
 
 
-def where(interaction: discord.Interaction) -> Where:
-    return Where(interaction.guild_id, interaction.channel_id)
+def where(interaction: discord.Interaction, message_id: int | None = None) -> Where:
+    return Where(interaction.guild_id, interaction.channel_id, message_id)
 
 
-async def send_board(interaction: discord.Interaction, snap: Snapshot, content: str = "") -> None:
-    """Answer with a new board message and remember it so later edits reach it."""
+async def new_board(
+    interaction: discord.Interaction,
+    start: Callable[[Place], Awaitable[Snapshot]],
+    content: str = "",
+) -> Snapshot:
+    """Answer with a new board. Once the lobby has checked the request, the interaction is
+    deferred (its message now exists, with an id), the match is stored with that message,
+    and the message is filled with the board (or the editor fills it if that fails). A bad
+    request is refused before anything is shown or stored."""
     bot = bot_of(interaction)
-    response = await interaction.response.send_message(
-        content=content or None,
-        embed=board_embed(snap),
-        view=board_view(snap),
-        allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
-    )
-    message_id = response.message_id
-    if message_id is not None:
-        await bot.lobby.attach_message(
-            snap.id, interaction.guild_id, interaction.channel_id, message_id
-        )
-    start_agents(bot.lobby, snap)
+    deferred = False
+
+    async def place() -> Where:
+        nonlocal deferred
+        response = await interaction.response.defer(thinking=True)
+        deferred = True
+        return where(interaction, response.message_id if response is not None else None)
+
+    try:
+        snap = await start(place)
+    except Exception:
+        if deferred:  # the match was not stored: take the "thinking..." message away
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.delete_original_response()
+        raise
+    async with bot.editor.responding(snap.id) as shown:
+        try:
+            message = await interaction.edit_original_response(
+                content=content or None,
+                embed=board_embed(snap),
+                view=board_view(snap),
+                allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not show the new board of match %s (%s)", snap.id, exc)
+            await bot.editor.submit(snap)
+            return snap
+        if snap.match.message_id is None:  # Discord did not say which message: it does now
+            await bot.lobby.attach_message(
+                snap.id, interaction.guild_id, interaction.channel_id, message.id
+            )
+            snap = await bot.lobby.snapshot(snap.id)
+        shown(snap)
+    return snap
 
 
-def start_agents(lobby: Lobby, snap: Snapshot) -> None:
-    """If an agent is to move, let it think in the background (its move edits the board)."""
-    if snap.live and snap.seat_to_move.is_agent:
-        if snap.match.kind == "eve":
-            lobby.spawn(lobby.run_botmatch(snap.id))
+async def show_board(
+    interaction: discord.Interaction, shown: Shown, snap: Snapshot, *, deferred: bool = False
+) -> None:
+    """Answer a click by showing `snap` on its board; a failure is only logged (the editor
+    then edits the board in with the bot token)."""
+    embed, view = board_embed(snap), board_view(snap)
+    try:
+        if deferred or interaction.response.is_done():
+            await interaction.edit_original_response(embed=embed, view=view)
         else:
-            lobby.spawn(lobby.advance(snap.id))
+            await interaction.response.edit_message(embed=embed, view=view)
+    except discord.HTTPException as exc:
+        log.warning("could not answer a click on match %s (%s); editing the board", snap.id, exc)
+        return
+    shown(snap)
 
 
-async def update_board(interaction: discord.Interaction, snap: Snapshot) -> None:
-    """Answer a click by editing the clicked board in place (no global rate limit)."""
-    await interaction.response.edit_message(embed=board_embed(snap), view=board_view(snap))
+async def answer_click(
+    interaction: discord.Interaction, match_id: int, work: Awaitable[Snapshot]
+) -> None:
+    """Do a click's work and answer by updating its board; defer first if the work is slow.
+
+    A click on an out-of-date board gets the current board and a short note.
+    """
+    bot = bot_of(interaction)
+    async with bot.editor.responding(match_id) as shown:
+        task = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
+        deferred = False
+        if not done:
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.response.defer()
+                deferred = True
+        try:
+            snap = await task
+        except StaleAction:
+            current = await bot.lobby.snapshot(match_id)
+            await show_board(interaction, shown, current, deferred=deferred)
+            await notify(interaction, STALE_NOTE)
+            return
+        await show_board(interaction, shown, snap, deferred=deferred)
+
+
+async def notify(interaction: discord.Interaction, text: str) -> None:
+    """A short ephemeral line after the response (best effort)."""
+    with contextlib.suppress(discord.HTTPException):
+        await interaction.followup.send(text, ephemeral=True)
 
 
 async def play_move(interaction: discord.Interaction, match_id: int, ply: int, move: int) -> None:
-    async def act() -> None:
-        bot = bot_of(interaction)
-        bot.rendering.add(match_id)  # this response shows the move: the listener need not
-        try:
-            snap = await bot.lobby.play(match_id, person(interaction.user), move, ply)
-            await update_board(interaction, snap)
-        finally:
-            bot.rendering.discard(match_id)
-        start_agents(bot.lobby, snap)
-
-    await guarded(interaction, act)
+    lobby = bot_of(interaction).lobby
+    await answer_click(
+        interaction, match_id, lobby.play(match_id, person(interaction.user), move, ply)
+    )
 
 
 async def resign_button(interaction: discord.Interaction, match_id: int) -> None:
-    async def act() -> None:
-        bot = bot_of(interaction)
-        bot.rendering.add(match_id)
-        try:
-            snap = await bot.lobby.resign(match_id, person(interaction.user))
-            await update_board(interaction, snap)
-        finally:
-            bot.rendering.discard(match_id)
-
-    await guarded(interaction, act)
+    lobby = bot_of(interaction).lobby
+    await answer_click(interaction, match_id, lobby.resign(match_id, person(interaction.user)))
 
 
 async def rematch(interaction: discord.Interaction, match_id: int) -> None:
     """Same opponent, colours swapped: at once against the bot, as a new challenge to a person."""
+    bot = bot_of(interaction)
+    old = await bot.lobby.snapshot(match_id)
+    me = await bot.lobby.player_for(person(interaction.user))
+    seat = old.seat_index(me.id)
+    if seat is None:
+        raise NotInMatch("only the players of that match can ask for a rematch")
+    other = old.seats[1 - seat]
+    if other.is_agent:
+        level = other.level or (other.spec.label() if other.spec else "easy")
+        first = "bot" if seat == 0 else "me"
 
-    async def act() -> None:
-        bot = bot_of(interaction)
-        old = await bot.lobby.snapshot(match_id)
-        me = await bot.lobby.player_for(person(interaction.user))
-        seat = old.seat_index(me.id)
-        if seat is None:
-            raise NotInMatch("only the players of that match can ask for a rematch")
-        other = old.seats[1 - seat]
-        if other.is_agent:
-            level = other.level or (other.spec.label() if other.spec else "easy")
-            first = "bot" if seat == 0 else "me"
-            snap = await bot.lobby.start_pve(
-                person(interaction.user), old.match.game, level, first, where(interaction)
+        async def start(w: Place) -> Snapshot:
+            return await bot.lobby.start_pve(
+                person(interaction.user), old.match.game, level, first, w
             )
-            await send_board(interaction, snap)
-            return
-        if other.player.discord_id is None:
-            raise BadRequest("that opponent cannot be reached from Discord")
-        await send_challenge(interaction, other.player.discord_id, other.name, old.match.game)
 
-    await guarded(interaction, act)
+        await new_board(interaction, start)
+        return
+    if other.player.discord_id is None:
+        raise BadRequest("that opponent cannot be reached from Discord")
+    await send_challenge(interaction, other.player.discord_id, other.name, old.match.game)
 
 
 async def stop_botmatch(interaction: discord.Interaction, match_id: int) -> None:
-    async def act() -> None:
-        bot = bot_of(interaction)
-        snap = await bot.lobby.snapshot(match_id)
-        starter = snap.match.options.get("starter") or {}
-        is_starter = starter.get("kind") == "user" and starter.get("ident") == interaction.user.id
-        perms = getattr(interaction, "permissions", None)
-        moderator = perms is not None and (perms.manage_messages or perms.manage_guild)
-        if not (is_starter or moderator):
-            raise NotInMatch("only the person who started this match or a moderator can stop it")
-        bot.rendering.add(match_id)
-        try:
-            snap = await bot.lobby.stop(match_id)
-            await update_board(interaction, snap)
-        finally:
-            bot.rendering.discard(match_id)
-
-    await guarded(interaction, act)
+    bot = bot_of(interaction)
+    snap = await bot.lobby.snapshot(match_id)
+    starter = snap.match.options.get("starter") or {}
+    is_starter = starter.get("kind") == "user" and starter.get("ident") == interaction.user.id
+    perms = getattr(interaction, "permissions", None)
+    moderator = perms is not None and (perms.manage_messages or perms.manage_guild)
+    if not (is_starter or moderator):
+        raise NotInMatch("only the person who started this match or a moderator can stop it")
+    await answer_click(interaction, match_id, bot.lobby.stop(match_id))
 
 
 def challenge_view(challenger: int, opponent: int, game: str, expires: int) -> discord.ui.View:
-    from cogs.components import ChallengeButton
-
     view = discord.ui.View(timeout=None)
     view.add_item(ChallengeButton(True, challenger, opponent, game, expires))
     view.add_item(ChallengeButton(False, challenger, opponent, game, expires))
@@ -200,40 +251,41 @@ def schedule_expiry(bot: BoardBot, channel_id: int, message_id: int, delay: floa
 
 
 async def answer_challenge(interaction: discord.Interaction, button: ChallengeButton) -> None:
-    async def act() -> None:
-        bot = bot_of(interaction)
-        user = interaction.user.id
-        if user not in (button.challenger, button.opponent):
-            raise NotInMatch("this challenge is not for you")
-        if interaction.message is not None and (not button.accept or user == button.opponent):
-            bot.pending_challenges.discard(interaction.message.id)
-        if bot.lobby.clock() > button.expires:
-            await interaction.response.edit_message(
-                content=None,
-                embed=discord.Embed(description="This challenge has expired.", colour=0x95A5A6),
-                view=None,
-            )
-            return
-        if not button.accept:
-            what = "withdrawn" if user == button.challenger else "declined"
-            await interaction.response.edit_message(
-                content=None,
-                embed=discord.Embed(description=f"The challenge was {what}.", colour=0x95A5A6),
-                view=None,
-            )
-            return
-        if user != button.opponent:
-            raise NotInMatch("only the challenged player can accept")
-        challenger = await bot.lobby.known_user(button.challenger)
-        snap = await bot.lobby.start_pvp(
-            challenger, person(interaction.user), button.game, where(interaction)
-        )
+    bot = bot_of(interaction)
+    user = interaction.user.id
+    if user not in (button.challenger, button.opponent):
+        raise NotInMatch("this challenge is not for you")
+    if interaction.message is not None and (not button.accept or user == button.opponent):
+        bot.pending_challenges.discard(interaction.message.id)
+    if bot.lobby.clock() > button.expires:
         await interaction.response.edit_message(
-            content=None, embed=board_embed(snap), view=board_view(snap)
+            content=None,
+            embed=discord.Embed(description="This challenge has expired.", colour=0x95A5A6),
+            view=None,
         )
-        if interaction.message is not None:
-            await bot.lobby.attach_message(
-                snap.id, interaction.guild_id, interaction.channel_id, interaction.message.id
+        return
+    if not button.accept:
+        what = "withdrawn" if user == button.challenger else "declined"
+        await interaction.response.edit_message(
+            content=None,
+            embed=discord.Embed(description=f"The challenge was {what}.", colour=0x95A5A6),
+            view=None,
+        )
+        return
+    if user != button.opponent:
+        raise NotInMatch("only the challenged player can accept")
+    challenger = await bot.lobby.known_user(button.challenger)
+    message_id = interaction.message.id if interaction.message is not None else None
+    snap = await bot.lobby.start_pvp(
+        challenger, person(interaction.user), button.game, where(interaction, message_id)
+    )
+    async with bot.editor.responding(snap.id) as shown:
+        try:
+            await interaction.response.edit_message(
+                content=None, embed=board_embed(snap), view=board_view(snap)
             )
-
-    await guarded(interaction, act)
+        except discord.HTTPException as exc:
+            log.warning("could not show the board of match %s (%s)", snap.id, exc)
+            await bot.editor.submit(snap)
+            return
+        shown(snap)

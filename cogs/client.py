@@ -39,8 +39,6 @@ class BoardBot(commands.Bot):
         self.run_clock = run_clock
         self.challenge_seconds = challenge_seconds
         self.editor = BoardEditor(self)
-        #: Matches whose current change is being shown by an interaction response right now.
-        self.rendering: set[int] = set()
         #: Challenge messages still waiting for an answer (their expiry timer edits them).
         self.pending_challenges: set[int] = set()
 
@@ -59,8 +57,9 @@ class BoardBot(commands.Bot):
             await self.tree.sync(guild=guild)
         elif self.sync_commands:
             await self.tree.sync()
-        # Matches survive restarts: agents whose turn it was start thinking again, and boards
-        # already posted keep working through their DynamicItem custom ids.
+        # Matches survive restarts: what a kill interrupted is finished, every live board is
+        # edited once to its stored state (the editor listens), agents whose turn it was start
+        # thinking again, and boards keep working through their DynamicItem custom ids.
         live = await self.lobby.resume()
         log.info("resumed %d live matches", len(live))
         if self.run_clock:

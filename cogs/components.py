@@ -11,23 +11,49 @@ Custom ids (all well under Discord's 100 characters):
 The ply makes a click on an old board harmless: the lobby refuses it as stale. Ids are parsed
 by strict patterns with bounded digit counts; anything else never reaches a callback, and a
 well-formed but forged id (no such match, not your match) is refused by the lobby.
+
+Callbacks call into the Games cog (`Handlers`), through the one error pipeline; this module
+imports nothing that renders boards, so there is no import cycle.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import discord
+
+from cogs.errors import guarded
 
 GAME_CODES = {"c": "connect4", "o": "othello"}
 CODE_OF_GAME = {v: k for k, v in GAME_CODES.items()}
 
 
-def _actions() -> Any:
-    from cogs import actions  # late import: actions renders boards, which use these classes
+class Handlers(Protocol):
+    """What the components ask of the Games cog."""
 
-    return actions
+    async def play_move(
+        self, interaction: discord.Interaction, match_id: int, ply: int, move: int
+    ) -> None: ...
+    async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
+    async def rematch(self, interaction: discord.Interaction, match_id: int) -> None: ...
+    async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None: ...
+    async def answer_challenge(
+        self, interaction: discord.Interaction, button: ChallengeButton
+    ) -> None: ...
+
+
+async def _handle(
+    interaction: discord.Interaction, action: Callable[[Handlers], Awaitable[None]]
+) -> None:
+    async def run() -> None:
+        cog: Any = interaction.client.get_cog("Games")  # type: ignore[attr-defined]
+        if cog is None:
+            raise RuntimeError("the Games cog is not loaded")
+        await action(cog)
+
+    await guarded(interaction, run)
 
 
 class ColumnButton(
@@ -55,7 +81,9 @@ class ColumnButton(
         return cls(int(match["match"]), int(match["ply"]), int(match["col"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _actions().play_move(interaction, self.match_id, self.ply, self.col)
+        await _handle(
+            interaction, lambda h: h.play_move(interaction, self.match_id, self.ply, self.col)
+        )
 
 
 class MoveSelect(
@@ -96,8 +124,10 @@ class MoveSelect(
     async def callback(self, interaction: discord.Interaction) -> None:
         values = self.item.values
         raw = values[0] if values else ""
-        move = int(raw) if raw.isdigit() and len(raw) <= 2 else -1
-        await _actions().play_move(interaction, self.match_id, self.ply, move)
+        move = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+        await _handle(
+            interaction, lambda h: h.play_move(interaction, self.match_id, self.ply, move)
+        )
 
 
 class _MatchButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__base__"):
@@ -126,21 +156,21 @@ class ResignButton(_MatchButton, template=r"rs:(?P<match>\d{1,18})"):
     prefix, label, style = "rs", "Resign", discord.ButtonStyle.danger
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _actions().resign_button(interaction, self.match_id)
+        await _handle(interaction, lambda h: h.resign_button(interaction, self.match_id))
 
 
 class RematchButton(_MatchButton, template=r"rm:(?P<match>\d{1,18})"):
     prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _actions().rematch(interaction, self.match_id)
+        await _handle(interaction, lambda h: h.rematch(interaction, self.match_id))
 
 
 class StopButton(_MatchButton, template=r"st:(?P<match>\d{1,18})"):
     prefix, label, style = "st", "Stop", discord.ButtonStyle.danger
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _actions().stop_botmatch(interaction, self.match_id)
+        await _handle(interaction, lambda h: h.stop_botmatch(interaction, self.match_id))
 
 
 class ChallengeButton(
@@ -172,7 +202,7 @@ class ChallengeButton(
         )
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _actions().answer_challenge(interaction, self)
+        await _handle(interaction, lambda h: h.answer_challenge(interaction, self))
 
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (

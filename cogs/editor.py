@@ -1,16 +1,30 @@
-"""Edits board messages when the lobby announces a change the clicker's response did not show.
+"""Keeps every board message showing its match's stored state.
 
-Agent moves, bot-match moves, timeouts and resignations by `/resign` arrive here. Edits to one
-message are serialised and coalesced: if moves come faster than the interval (a bot match with a
-short delay), only the newest board is sent, so a channel sees about one edit per second at most
-(DESIGN.md section 3: error 30046 and rate limits otherwise).
+The lobby announces every committed change here. An interaction response shows a change when
+it can (a click answered by updating its board); everything else is edited in with the bot token
+through the channel: agent moves, bot-match moves, timeouts, `/resign`, a board whose response
+failed or timed out, and every live board once after a restart. So a committed move is never
+hidden by a failed or slow response:
+
+* While a response for a match is being sent (`responding`), edits for it wait; when it is
+  done, whatever it did not show (a failed response, or an agent's move that landed meanwhile)
+  is edited in. Nothing is dropped.
+* Edits to one board are serialised and coalesced: only the newest state is sent. They are
+  paced per board (about one per second for bot matches), per channel and globally (Discord
+  limits edits per channel and requests per bot; DESIGN.md section 3).
+* A board whose message or channel is gone or forbidden (403/404) is never edited again; a bot
+  match shown only there is stopped. Discord bans a bot after 10,000 invalid requests in ten
+  minutes, so editing a dead board each move is not harmless.
+* A 5xx or a rate limit is retried with a growing pause.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,66 +32,239 @@ import discord
 
 from cogs.render import board_embed, board_view
 from lobby.core import Snapshot
+from lobby.errors import LobbyError
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
 
 log = logging.getLogger(__name__)
 
+#: Pauses before retrying an edit that failed with a 5xx or a rate limit.
+RETRY_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)
+
+
+def _moment(snap: Snapshot) -> tuple[int, bool]:
+    """How far a snapshot is in its match (a finish beats a move at the same ply)."""
+    return (snap.match.ply, not snap.live)
+
+
+class Bucket:
+    """A token bucket: `rate` requests a second on average, bursts of `burst`."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    async def take(self) -> None:
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await asyncio.sleep((1 - self.tokens) / self.rate)
+
 
 @dataclass(slots=True)
-class _Message:
-    pending: Snapshot | None = None
+class _Board:
+    channel_id: int
+    message_id: int
+    kind: str
+    shown: tuple[int, bool] | None = None  # the moment the message is known to show
+    latest: Snapshot | None = None  # the newest snapshot seen from any source
+    force: bool = False  # edit `latest` even if `shown` says it is there (order unknown)
+    editing: bool = False
+    dead: bool = False
     last_edit: float = 0.0
     task: asyncio.Task[None] | None = None
-    done: bool = False  # the final board was sent; later (stale) snapshots are dropped
+
+    def behind(self) -> bool:
+        """Whether the message may not show the newest snapshot."""
+        if self.latest is None:
+            return False
+        return self.force or self.shown is None or _moment(self.latest) > self.shown
+
+
+class Shown:
+    """Handed to a response: call it with the snapshot the response did show."""
+
+    def __init__(self, editor: BoardEditor) -> None:
+        self._editor = editor
+
+    def __call__(self, snap: Snapshot) -> None:
+        self._editor._mark_shown(snap)
 
 
 @dataclass(slots=True)
 class BoardEditor:
     bot: BoardBot
-    spectate_interval: float = 1.0  # bot matches: about one edit per second
+    spectate_interval: float = 1.0  # bot matches: about one edit per second per board
     play_interval: float = 0.25  # people's matches move at human pace; keep them snappy
-    _messages: dict[int, _Message] = field(default_factory=dict)
+    #: Edits a second per channel (bursts of 5) and for the whole bot; None: unpaced (tests).
+    channel_rate: float | None = 1.0
+    global_rate: float | None = 25.0
+    _boards: dict[int, _Board] = field(default_factory=dict)
+    _responding: dict[int, int] = field(default_factory=dict)  # match id -> responses in flight
+    _channels: dict[int, Bucket] = field(default_factory=dict)
+    _global: Bucket | None = None
+    #: Counters for tests and the chaos run: edits sent, failed, boards given up.
+    edits: int = 0
+    failures: int = 0
+    dead_boards: int = 0
+
+    # ------------------------------------------------------------------ inputs
 
     async def submit(self, snap: Snapshot) -> None:
-        m = snap.match
-        if m.message_id is None or m.channel_id is None or m.id in self.bot.rendering:
+        """A committed change (the lobby's listener): edit it in unless a response shows it."""
+        slot = self._slot(snap)
+        if slot is None:
             return
-        slot = self._messages.setdefault(m.message_id, _Message())
-        if slot.done:
+        if slot.dead:
+            if not snap.live:
+                self._forget(snap.id)
             return
-        if slot.pending is None or _newer(snap, slot.pending):
-            slot.pending = snap
-        if slot.task is None or slot.task.done():
-            slot.task = asyncio.create_task(self._flush(m.message_id, slot))
+        if slot.latest is None or _moment(snap) >= _moment(slot.latest):
+            slot.latest = snap
+        self._kick(snap.id, slot)
 
-    async def _flush(self, message_id: int, slot: _Message) -> None:
-        while slot.pending is not None:
-            snap = slot.pending
-            interval = self.spectate_interval if snap.match.kind == "eve" else self.play_interval
+    @contextlib.asynccontextmanager
+    async def responding(self, match_id: int) -> AsyncIterator[Shown]:
+        """Around an interaction response that shows a match: edits of it wait until the
+        response is done; then whatever it did not show is edited in."""
+        self._responding[match_id] = self._responding.get(match_id, 0) + 1
+        try:
+            yield Shown(self)
+        finally:
+            left = self._responding[match_id] - 1
+            if left:
+                self._responding[match_id] = left
+            else:
+                del self._responding[match_id]
+            slot = self._boards.get(match_id)
+            if slot is not None:
+                self._kick(match_id, slot)
+
+    def _mark_shown(self, snap: Snapshot) -> None:
+        slot = self._slot(snap)
+        if slot is None:
+            return
+        # Edits wait while a response is sent, so the response landed last: the board shows
+        # exactly this (unless an edit was already in flight: then the order is unknown).
+        slot.shown = _moment(snap)
+        if slot.latest is None or _moment(snap) >= _moment(slot.latest):
+            slot.latest = snap
+        if slot.editing:
+            slot.force = True
+
+    # ------------------------------------------------------------------ the edit loop
+
+    def _slot(self, snap: Snapshot) -> _Board | None:
+        m = snap.match
+        slot = self._boards.get(m.id)
+        if slot is None:
+            if m.message_id is None or m.channel_id is None:
+                return None
+            slot = self._boards[m.id] = _Board(m.channel_id, m.message_id, m.kind)
+        elif m.message_id is not None and m.message_id != slot.message_id:
+            slot.message_id, slot.shown, slot.dead = m.message_id, None, False  # a new board
+        return slot
+
+    def _kick(self, match_id: int, slot: _Board) -> None:
+        if match_id in self._responding or slot.dead:
+            return
+        if not slot.behind():
+            if slot.shown is not None and slot.shown[1] and not slot.editing:
+                self._forget(match_id)  # the final board is shown: nothing more to edit
+            return
+        if slot.task is None or slot.task.done():
+            slot.task = asyncio.create_task(self._flush(match_id, slot))
+
+    async def _flush(self, match_id: int, slot: _Board) -> None:
+        retries = 0
+        while slot.behind() and match_id not in self._responding and not slot.dead:
+            interval = self.spectate_interval if slot.kind == "eve" else self.play_interval
             wait = slot.last_edit + interval - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-                snap = slot.pending or snap
-            slot.pending = None
+            await self._pace(slot.channel_id)
+            if not slot.behind() or match_id in self._responding or slot.latest is None:
+                break
+            snap, slot.force = slot.latest, False
             slot.last_edit = time.monotonic()
-            await self._edit(snap)
-            if not snap.live:
-                slot.done = True
-                self._messages.pop(message_id, None)
+            slot.editing = True
+            try:
+                ok = await self._edit(slot, snap)
+            finally:
+                slot.editing = False
+            if ok:
+                retries = 0
+                if not slot.force:  # no response overlapped: the board shows this edit
+                    slot.shown = _moment(snap)
+            elif slot.dead:
+                await self._board_gone(snap)
                 return
+            elif retries < len(RETRY_PAUSES):
+                await asyncio.sleep(RETRY_PAUSES[retries])
+                retries += 1
+            else:
+                log.warning("giving up on the board of match %s until its next change", match_id)
+                slot.shown = _moment(snap)  # do not retry this one forever
+                if not snap.live:
+                    self._forget(match_id)
+                return
+        self._kick(match_id, slot)
 
-    async def _edit(self, snap: Snapshot) -> None:
-        m = snap.match
-        assert m.channel_id is not None and m.message_id is not None
-        message = self.bot.get_partial_messageable(m.channel_id).get_partial_message(m.message_id)
+    async def _pace(self, channel_id: int) -> None:
+        if self.global_rate is not None:
+            if self._global is None:
+                self._global = Bucket(self.global_rate, self.global_rate)
+            await self._global.take()
+        if self.channel_rate is not None:
+            bucket = self._channels.get(channel_id)
+            if bucket is None:
+                bucket = self._channels[channel_id] = Bucket(self.channel_rate, 5)
+            await bucket.take()
+
+    async def _edit(self, slot: _Board, snap: Snapshot) -> bool:
+        """Edit the board; False if it failed (`slot.dead` set when it never can succeed)."""
+        channel = self.bot.get_partial_messageable(slot.channel_id)
+        message = channel.get_partial_message(slot.message_id)
         try:
             await message.edit(embed=board_embed(snap), view=board_view(snap))
+        except (discord.NotFound, discord.Forbidden) as exc:
+            self.failures += 1
+            self.dead_boards += 1
+            slot.dead = True
+            log.warning("the board of match %s is gone (%s); no more edits", snap.id, exc)
+            return False
         except discord.HTTPException as exc:
-            log.warning("could not edit the board of match %s: %s", m.id, exc)
+            self.failures += 1
+            if exc.status < 500 and exc.status != 429:
+                slot.dead = True  # Discord refuses this edit as such: retrying cannot help
+                log.error("Discord refused the board of match %s: %s", snap.id, exc)
+                return False
+            log.warning("could not edit the board of match %s: %s", snap.id, exc)
+            return False
+        self.edits += 1
+        return True
 
+    async def _board_gone(self, snap: Snapshot) -> None:
+        """A bot match nobody can see any more is stopped (people's matches go on: they can
+        still resign, and their clock runs)."""
+        if snap.match.kind != "eve":
+            return
+        with contextlib.suppress(LobbyError):
+            current = await self.bot.lobby.snapshot(snap.id)
+            if current.live:
+                await self.bot.lobby.stop(snap.id)
 
-def _newer(a: Snapshot, b: Snapshot) -> bool:
-    """Whether `a` shows a later moment of the match than `b` (a finish beats a move)."""
-    return (a.match.ply, not a.live) >= (b.match.ply, not b.live)
+    def _forget(self, match_id: int) -> None:
+        slot = self._boards.get(match_id)
+        if slot is not None and not slot.editing and match_id not in self._responding:
+            del self._boards[match_id]
+
+    def tracked(self) -> int:
+        """How many boards the editor remembers (finished ones are forgotten)."""
+        return len(self._boards)

@@ -9,7 +9,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs import actions
-from cogs.actions import person, send_board, where
+from cogs.actions import new_board, person
+from cogs.components import ChallengeButton
 from engine.agents import registry
 from lobby.errors import BadRequest
 from lobby.present import GAME_TITLES
@@ -35,6 +36,27 @@ class Games(commands.Cog):
     def __init__(self, bot: BoardBot) -> None:
         self.bot = bot
 
+    # Board components (cogs/components.py) call these.
+
+    async def play_move(
+        self, interaction: discord.Interaction, match_id: int, ply: int, move: int
+    ) -> None:
+        await actions.play_move(interaction, match_id, ply, move)
+
+    async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None:
+        await actions.resign_button(interaction, match_id)
+
+    async def rematch(self, interaction: discord.Interaction, match_id: int) -> None:
+        await actions.rematch(interaction, match_id)
+
+    async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None:
+        await actions.stop_botmatch(interaction, match_id)
+
+    async def answer_challenge(
+        self, interaction: discord.Interaction, button: ChallengeButton
+    ) -> None:
+        await actions.answer_challenge(interaction, button)
+
     @app_commands.command(name="play", description="Play Connect Four or Othello against the bot")
     @app_commands.describe(game="Which game", level="How strong the bot is", first="Who starts")
     async def play(
@@ -44,10 +66,8 @@ class Games(commands.Cog):
         level: LevelName = "easy",
         first: Literal["me", "bot", "random"] = "me",
     ) -> None:
-        snap = await self.bot.lobby.start_pve(
-            person(interaction.user), game, level, first, where(interaction)
-        )
-        await send_board(interaction, snap)
+        lobby, who = self.bot.lobby, person(interaction.user)
+        await new_board(interaction, lambda w: lobby.start_pve(who, game, level, first, w))
 
     @app_commands.command(name="challenge", description="Challenge someone to a game")
     @app_commands.describe(opponent="Who you want to play", game="Which game")
@@ -73,10 +93,10 @@ class Games(commands.Cog):
         second: str,
         delay: app_commands.Range[float, 1.0, 30.0] = 1.5,
     ) -> None:
-        snap = await self.bot.lobby.start_eve(
-            game, first, second, where(interaction), delay, starter=person(interaction.user)
+        lobby, who = self.bot.lobby, person(interaction.user)
+        await new_board(
+            interaction, lambda w: lobby.start_eve(game, first, second, w, delay, starter=who)
         )
-        await send_board(interaction, snap)
 
     @botmatch.autocomplete("first")
     @botmatch.autocomplete("second")

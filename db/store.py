@@ -106,6 +106,8 @@ _MATCH_COLS = (
     "guild_id, channel_id, message_id, created_at, updated_at, finished_at, turn_deadline, "
     "turn_seconds, options, ply"
 )
+#: Outbox rows failing this many times are no longer retried.
+OUTBOX_GIVE_UP = 20
 _OUTBOX_COLS = "id, kind, match_id, payload, created_at, attempts, last_error"
 _NOT_SET_ASIDE = "id NOT IN (SELECT match_id FROM match_faults)"
 _EXPIRED = (
@@ -630,11 +632,13 @@ class Store:
                     (match_id, ply, mv.move, mv.player_id, now, mv.think_ms, mv.fallback),
                 )
                 ply += 1
+                # One move at a time: the append-only trigger checks each against matches.ply.
+                await conn.execute("UPDATE matches SET ply = ? WHERE id = ?", (ply, match_id))
             if new_moves:
                 deadline = _resolve_deadline(turn_deadline, now, m.turn_seconds)
                 await conn.execute(
-                    "UPDATE matches SET ply = ?, updated_at = ?, turn_deadline = ? WHERE id = ?",
-                    (ply, now, deadline, match_id),
+                    "UPDATE matches SET updated_at = ?, turn_deadline = ? WHERE id = ?",
+                    (now, deadline, match_id),
                 )
             if finish is not None:
                 await conn.execute(
@@ -952,7 +956,7 @@ class Store:
     # ------------------------------------------------------------------ outbox
 
     async def outbox_pending(
-        self, kind: str | None = None, *, max_attempts: int = 5, limit: int = 100
+        self, kind: str | None = None, *, max_attempts: int = OUTBOX_GIVE_UP, limit: int = 100
     ) -> list[OutboxItem]:
         """Outbox rows still to apply, oldest first (rows that failed `max_attempts` times
         are kept for inspection but no longer returned)."""
@@ -970,12 +974,14 @@ class Store:
             cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
             return cursor.rowcount > 0
 
-    async def outbox_failed(self, outbox_id: int, error: str) -> None:
-        """Count a failed attempt (a row failing every time stops being retried)."""
+    async def outbox_failed(self, outbox_id: int, error: str, *, final: bool = False) -> None:
+        """Count a failed attempt (a row failing every time stops being retried); `final`:
+        no retry can mend it, so it is never returned again (kept for inspection)."""
         async with self._write("outbox_failed") as conn:
             await conn.execute(
-                "UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                (error[:500], outbox_id),
+                "UPDATE outbox SET attempts = CASE WHEN ? THEN max(attempts + 1, ?)"
+                " ELSE attempts + 1 END, last_error = ? WHERE id = ?",
+                (final, OUTBOX_GIVE_UP, error[:500], outbox_id),
             )
 
     async def memory_get(self, kind: str, name: str) -> dict[bytes, bytes]:

@@ -1,27 +1,43 @@
 """The lobby: match lifecycle, turns, clocks, agent moves and ratings, for any front end.
 
 Both front ends (Discord cogs and the local console) call this; it knows nothing of Discord.
-Every move is committed to SQLite before it is returned or announced, under a per-match lock so
-that concurrent clicks apply once (the store's expected-ply check backs this up across
-processes). Agents think in the engine pool without holding the lock, and their move is only
-stored if the match is still where it was when they started.
+The lobby owns the whole life of a match; front ends only render what it announces:
+
+* Every step is ONE transaction: a move, the forced passes after it, and the finish with its
+  ratings and the outbox row of its learning (`Store.commit_step`), committed before it is
+  returned or announced, under a per-match lock so that concurrent clicks apply once (the
+  store's expected-ply check backs this up).
+* After every commit (a start, a move, a resume) the lobby itself schedules the agent's turn
+  when an agent is to move, and announces the new snapshot to its listeners. A front end that
+  fails to show a change cannot stop the game; the clock tick also restarts any agent turn
+  that is not running (after a store error, say).
+* Agents think in the engine pool without holding the lock, and their move is only stored if
+  the match is still where it was when they started. A job that fails (a crash, a hang past
+  its cap) is replaced by a cheaper agent's move (the level below, recorded with the move),
+  never by a random one.
+* A restart (`resume`) finishes what a kill interrupted, gives people whose clock ran out while
+  the bot was down a grace, announces every live board once, and restarts agent turns. A
+  match that fails there or in the clock tick is set aside on its own; the others go on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import random
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from db import errors as dberr
-from db.models import Match, Player, Rating, Result
+from db.models import Finish, Match, NewMove, Player, Rating, Result
 from db.store import Store
 from engine.agents import registry
-from engine.agents.base import AgentSpec, Budget
+from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games import new_game
 from engine.games.base import GameState, IllegalMoveError, Move, NotationError
 from lobby.errors import (
@@ -34,18 +50,22 @@ from lobby.errors import (
     StaleAction,
 )
 from lobby.learning import (
+    LEARN,
     AgentOverview,
     LearningHub,
     TrainingJob,
     TrainingRefused,
     agents_overview,
 )
-from lobby.pool import EnginePool
+from lobby.pool import EnginePool, JobFailed, PoolClosed
 from lobby.ratings import Skill, rate_1v1
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[["Snapshot"], Awaitable[None]]
+#: Where a new match is shown, or how to get it once the request is known to be valid (a
+#: Discord front end then makes the board's message, so the match is stored with its id).
+Place: TypeAlias = "Where | Callable[[], Awaitable[Where]]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +83,7 @@ class Where:
 
     guild_id: int | None = None
     channel_id: int | None = None
+    message_id: int | None = None  # the board's message, when it exists before the match
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +136,14 @@ class LobbyConfig:
     rate_botmatches: bool = False  # agent-vs-agent spectator games leave ratings alone
     pair_daily_rated_cap: int = 10  # rated games per pair of people per day (anti-farming)
     botmatch_delay: float = 1.0  # default seconds between moves of a spectated match
+    #: After a restart a person to move has at least this long (the downtime was not theirs).
+    resume_grace: float = 120.0
+    #: An agent's move that cannot be stored (a locked or full database) is retried this often,
+    #: with this first pause (doubling); after that the clock tick starts the turn again.
+    store_retries: int = 4
+    store_retry_seconds: float = 0.25
+    #: A match failing this many clock ticks or resumes in a row is set aside.
+    max_failures: int = 3
     seed: int | None = None
 
 
@@ -122,6 +151,10 @@ class LobbyConfig:
 class _Cached:
     state: GameState
     last_move: Move | None
+
+
+#: Errors a retry can mend: the database was busy, full for a moment, or failed an I/O.
+TRANSIENT: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
 
 
 @dataclass(slots=True)
@@ -137,14 +170,17 @@ class Lobby:
     _locks: dict[int, asyncio.Lock] = field(default_factory=dict)
     _states: dict[int, _Cached] = field(default_factory=dict)
     _players: dict[int, Player] = field(default_factory=dict)
-    _thinking: set[int] = field(default_factory=set)
+    #: The running agent turn of each match (at most one).
+    _turns: dict[int, asyncio.Task[Snapshot]] = field(default_factory=dict)
+    _failures: dict[int, int] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=random.Random)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _closing: bool = False
 
     def __post_init__(self) -> None:
         if self.config.seed is not None:
             self._rng.seed(self.config.seed)
-        self.learning = LearningHub(self.store)
+        self.learning = LearningHub(self.store, seat_specs=self._agent_specs)
 
     # ------------------------------------------------------------------ identities
 
@@ -177,7 +213,7 @@ class Lobby:
     # ------------------------------------------------------------------ creating matches
 
     async def start_pve(
-        self, person: Person, game: str, level: str, first: str = "me", where: Where = Where()
+        self, person: Person, game: str, level: str, first: str = "me", where: Place = Where()
     ) -> Snapshot:
         """A person against an agent level (or any agent spec)."""
         if first not in ("me", "bot", "random"):
@@ -190,7 +226,7 @@ class Lobby:
         return await self._create(game, "pve", seats, where, rated=True)
 
     async def start_pvp(
-        self, first: Person, second: Person, game: str, where: Where = Where()
+        self, first: Person, second: Person, game: str, where: Place = Where()
     ) -> Snapshot:
         """Two people; `first` moves first (the front end decides who, e.g. the challenger)."""
         a, b = await self.player_for(first), await self.player_for(second)
@@ -204,7 +240,7 @@ class Lobby:
         game: str,
         first: str,
         second: str,
-        where: Where = Where(),
+        where: Place = Where(),
         delay: float | None = None,
         starter: Person | None = None,
     ) -> Snapshot:
@@ -230,12 +266,16 @@ class Lobby:
         game: str,
         kind: Literal["pve", "pvp", "eve"],
         seats: tuple[Seat, Seat],
-        where: Where,
+        where: Place,
         rated: bool,
         extra: dict[str, Any] | None = None,
     ) -> Snapshot:
+        """Store a new match (with the message that shows it, if the front end has one
+        already) and start the agent's turn if an agent moves first."""
         game = self._game(game)
         state = new_game(game)
+        if not isinstance(where, Where):
+            where = await where()  # the request is valid: the front end may show it now
         options: dict[str, Any] = {"seats": [_seat_options(s) for s in seats], **(extra or {})}
         deadline = None if seats[0].is_agent else self.clock() + self.config.turn_seconds
         match = await self.store.create_match(
@@ -247,12 +287,15 @@ class Lobby:
             rated=rated,
             guild_id=where.guild_id,
             channel_id=where.channel_id,
+            message_id=where.message_id,
             turn_seconds=self.config.turn_seconds,
             turn_deadline=deadline,
             options=options,
         )
         self._states[match.id] = _Cached(state, None)
-        return Snapshot(match, state, seats)
+        snap = Snapshot(match, state, seats)
+        self._schedule(snap)
+        return snap
 
     async def _pair_may_be_rated(self, a: int, b: int) -> bool:
         since = self.clock() - 86400
@@ -277,7 +320,8 @@ class Lobby:
         cached = self._states.get(match.id)
         if cached is None or cached.state.ply != match.ply:
             cached = await self._replay(match)
-            self._states[match.id] = cached
+            if match.status == "live":
+                self._states[match.id] = cached
         seats = await self._seats(match)
         return Snapshot(match, cached.state, seats, cached.last_move)
 
@@ -301,20 +345,25 @@ class Lobby:
             self._players.update(await self.store.get_players(missing))
         raw = match.options.get("seats") or [None, None]
         seats = []
-        for pid, opts in zip(match.player_ids, raw, strict=True):
-            player = self._players[pid]
-            if opts is None:
-                seats.append(Seat(player))
-                continue
-            try:
+        try:
+            for pid, opts in zip(match.player_ids, raw, strict=True):
+                player = self._players[pid]
+                if opts is None:
+                    seats.append(Seat(player))
+                    continue
                 spec = AgentSpec(str(opts["agent"]), dict(opts.get("params") or {}))
                 budget = Budget(**(opts.get("budget") or {}))
-            except (KeyError, TypeError) as exc:
-                raise dberr.CorruptRowError(
-                    "matches", f"id {match.id}", "options", f"malformed agent seat {opts!r}"
-                ) from exc
-            seats.append(Seat(player, spec, budget, opts.get("level")))
+                seats.append(Seat(player, spec, budget, opts.get("level")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise dberr.CorruptRowError(
+                "matches", f"id {match.id}", "options", f"malformed seats {raw!r:.200}"
+            ) from exc
         return seats[0], seats[1]
+
+    async def _agent_specs(self, match: Match) -> list[tuple[int, AgentSpec]]:
+        """The (seat, spec) of a match's agent seats (the learning hub asks)."""
+        seats = await self._seats(match)
+        return [(i, s.spec) for i, s in enumerate(seats) if s.spec is not None]
 
     async def live_matches_of(self, person: Person, channel_id: int | None = None) -> list[Match]:
         player = await self.player_for(person)
@@ -334,7 +383,10 @@ class Lobby:
     async def play(
         self, match_id: int, person: Person, move: str | Move, expected_ply: int | None = None
     ) -> Snapshot:
-        """A person's move: theirs, their turn, legal, match live; stored before returning."""
+        """A person's move: theirs, their turn, legal, match live; stored before returning.
+
+        The agent's reply, if an agent is to move next, starts in the background.
+        """
         player = await self.player_for(person)
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
@@ -358,104 +410,112 @@ class Lobby:
                 except IllegalMoveError as exc:
                     raise BadMove(str(exc)) from None
                 raise BadMove(f"{snap.state.move_to_str(move)} is not legal here")
-            snap = await self._commit(snap, move, think_ms=None)
+            snap = await self._commit(snap, [move])
         await self._emit(snap)
+        self._schedule(snap)
         return snap
 
-    async def _commit(self, snap: Snapshot, move: Move, think_ms: int | None) -> Snapshot:
-        """Store `move` (and any forced passes after it); finish the match if it ended.
+    async def _commit(
+        self,
+        snap: Snapshot,
+        moves: list[Move],
+        think_ms: int | None = None,
+        fallback: str | None = None,
+    ) -> Snapshot:
+        """Store `moves` (with the forced passes after them) and, if the game ended, its
+        finish, ratings and learning, all in ONE transaction. Called with the match lock held.
 
-        Called with the match lock held.
+        `moves` may be empty: then only the forced passes and the finish (a resume mending a
+        match a kill interrupted under an older version).
         """
         state, match = snap.state, snap.match
-        moves = [(move, snap.seats[state.to_move()].player.id)]
-        state = state.play(move)
+        new: list[NewMove] = []
+        for i, move in enumerate(moves):
+            pid = snap.seats[state.to_move()].player.id
+            new.append(
+                NewMove(
+                    state.move_to_str(move),
+                    pid,
+                    think_ms if i == 0 else None,
+                    fallback if i == 0 else None,
+                )
+            )
+            state = state.play(move)
+        last = moves[-1] if moves else snap.last_move
         while not state.is_over() and _only_pass(state):
             only = state.legal_moves()[0]
-            moves.append((only, snap.seats[state.to_move()].player.id))
+            new.append(NewMove(state.move_to_str(only), snap.seats[state.to_move()].player.id))
             state = state.play(only)
-        ply = match.ply
-        for i, (mv, pid) in enumerate(moves):
-            last = i == len(moves) - 1
-            deadline = None
-            if last and not state.is_over() and not snap.seats[state.to_move()].is_agent:
-                deadline = self.clock() + (match.turn_seconds or self.config.turn_seconds)
-            try:
-                ply = await self.store.append_move(
-                    match.id,
-                    ply,
-                    snap.state.move_to_str(mv),
-                    pid,
-                    think_ms=think_ms if i == 0 else None,
-                    turn_deadline=deadline,
-                )
-            except dberr.StaleMoveError:
-                raise StaleAction("someone moved first; use the latest board") from None
-            except dberr.MatchNotLiveError:
-                raise MatchOver(f"match #{match.id} is over") from None
-        self._states[match.id] = _Cached(state, moves[-1][0])
+            last = only
         outcome = state.outcome()
+        finish = None
+        outbox: list[tuple[str, dict[str, Any]]] = []
+        deadline: float | None = None
         if outcome is not None:
-            match = await self._finish(
-                match, "finished", _result(outcome.winner), outcome.termination.value
+            finish, outbox = self._finish_of(
+                match, snap.seats, "finished", _result(outcome.winner), outcome.termination.value
             )
-        else:
-            match = await self.store.get_match(match.id) or match
-        return Snapshot(match, state, snap.seats, moves[-1][0])
-
-    async def advance(self, match_id: int, max_moves: int | None = None) -> Snapshot:
-        """Let agents move while it is an agent's turn (at most `max_moves` moves)."""
-        made = 0
-        while True:
-            snap = await self.snapshot(match_id)
-            if not snap.live or not snap.seat_to_move.is_agent or match_id in self._thinking:
-                return snap
-            if max_moves is not None and made >= max_moves:
-                return snap
-            seat = snap.seat_to_move
-            assert seat.spec is not None and seat.budget is not None
-            self._thinking.add(match_id)
-            try:
-                t0 = time.perf_counter()
-                move = await self._agent_move(snap, seat)
-                think_ms = int((time.perf_counter() - t0) * 1000)
-            finally:
-                self._thinking.discard(match_id)
-            async with self._lock(match_id):
-                current = await self.snapshot(match_id)
-                if not current.live or current.match.ply != snap.match.ply:
-                    return current  # resigned, stopped or timed out while the agent thought
-                snap = await self._commit(current, move, think_ms)
-            made += 1
-            await self._emit(snap)
-
-    async def _agent_move(self, snap: Snapshot, seat: Seat) -> Move:
-        """The agent's move; if the agent fails, a random legal move, so no match gets stuck.
-
-        A person waiting for a bot that crashed would otherwise wait forever (agents have no
-        clock); the failure is logged for us to fix.
-        """
-        assert seat.spec is not None and seat.budget is not None
-        legal = snap.state.legal_moves()
+        elif not snap.seats[state.to_move()].is_agent:
+            deadline = self.clock() + (match.turn_seconds or self.config.turn_seconds)
         try:
-            memory = await self._memory_for(seat.spec, snap.state)
-            decision = await self.pool.choose(
-                snap.state, seat.spec, seat.budget, self._rng.randrange(2**63), memory=memory
+            stored = await self.store.commit_step(
+                match.id, match.ply, new, turn_deadline=deadline, finish=finish, outbox=outbox
             )
-            if decision.move in legal:
-                return decision.move
-            log.error("agent %s chose an illegal move %r", seat.spec.label(), decision.move)
-        except Exception:
-            log.exception("agent %s failed in match %s", seat.spec.label(), snap.id)
-        return self._rng.choice(legal)
+        except dberr.StaleMoveError:
+            raise StaleAction("someone moved first; use the latest board") from None
+        except dberr.MatchNotLiveError:
+            raise MatchOver(f"match #{match.id} is over") from None
+        self._after_commit(stored, _Cached(state, last), bool(outbox))
+        return Snapshot(stored, state, snap.seats, last)
 
-    async def _memory_for(self, spec: AgentSpec, state: GameState) -> dict[bytes, bytes] | None:
-        """The memory rows a learning agent asks for here (None for other agents)."""
-        try:
-            return await self.learning.rows_for(spec, state)
-        except Exception:  # play from what the agent has rather than not at all
-            log.exception("cannot load the memory of %s", spec.label())
-            return {}
+    def _finish_of(
+        self,
+        match: Match,
+        seats: tuple[Seat, Seat],
+        status: Literal["finished", "abandoned"],
+        result: Result | None,
+        termination: str,
+    ) -> tuple[Finish, list[tuple[str, dict[str, Any]]]]:
+        """How a match ends: its Finish (with the rating function of a rated result) and the
+        outbox row of its learning, if an agent seat learns from it."""
+        ratings = None
+        if match.rated and result is not None:
+            score0 = 0.5 if result == "draw" else (1.0 if result == "0" else 0.0)
+            ratings = _rating_fn(match.game, match.player0_id, match.player1_id, score0)
+        outbox: list[tuple[str, dict[str, Any]]] = []
+        learns = self.learning.learns((s.spec for s in seats), match.game)
+        if status == "finished" and result is not None and learns:
+            outbox.append((LEARN, {}))
+        return Finish(status, result, termination, ratings), outbox
+
+    def _after_commit(self, match: Match, cached: _Cached, learns: bool) -> None:
+        if match.status == "live":
+            self._states[match.id] = cached
+            return
+        # An ended match is read again from the store if anyone asks; its caches go.
+        self._states.pop(match.id, None)
+        self._failures.pop(match.id, None)
+        lock = self._locks.get(match.id)
+        if lock is not None and not lock.locked():
+            del self._locks[match.id]
+        if learns:
+            self.learning.kick()
+
+    async def _finish(
+        self,
+        snap: Snapshot,
+        status: Literal["finished", "abandoned"],
+        result: Result | None,
+        termination: str,
+        expected_ply: int | None = None,
+    ) -> Snapshot:
+        """End a live match (resignation, time, stop) in one transaction. Lock held."""
+        finish, outbox = self._finish_of(snap.match, snap.seats, status, result, termination)
+        stored = await self.store.commit_step(
+            snap.id, expected_ply, (), finish=finish, outbox=outbox
+        )
+        self._after_commit(stored, _Cached(snap.state, snap.last_move), bool(outbox))
+        return replace(snap, match=stored)
 
     async def resign(self, match_id: int, person: Person) -> Snapshot:
         player = await self.player_for(person)
@@ -466,12 +526,14 @@ class Lobby:
                 raise NotInMatch(f"match #{match_id} is not yours")
             if not snap.live:
                 raise MatchOver(f"match #{match_id} is already over")
-            match = await self._finish(snap.match, "finished", _result(1 - seat), "resign")
-            snap = replace(snap, match=match)
+            try:
+                snap = await self._finish(snap, "finished", _result(1 - seat), "resign")
+            except dberr.MatchNotLiveError:
+                raise MatchOver(f"match #{match_id} is already over") from None
         await self._emit(snap)
         return snap
 
-    async def stop(self, match_id: int) -> Snapshot:
+    async def stop(self, match_id: int, termination: str = "stopped") -> Snapshot:
         """Stop a spectated agent match (the front end checks who may)."""
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
@@ -479,43 +541,142 @@ class Lobby:
                 raise MatchOver(f"match #{match_id} is already over")
             if snap.match.kind != "eve":
                 raise BadRequest("only bot matches can be stopped; players can resign")
-            match = await self.store.finish_match(match_id, "abandoned", None, "stopped")
-            snap = replace(snap, match=match)
+            try:
+                snap = await self._finish(snap, "abandoned", None, termination)
+            except dberr.MatchNotLiveError:
+                raise MatchOver(f"match #{match_id} is already over") from None
         await self._emit(snap)
         return snap
 
-    async def _finish(
-        self,
-        match: Match,
-        status: Literal["finished", "abandoned"],
-        result: Result | None,
-        termination: str,
-        expected_ply: int | None = None,
-    ) -> Match:
-        updates = None
-        if match.rated and result is not None:
-            score0 = 0.5 if result == "draw" else (1.0 if result == "0" else 0.0)
-            updates = _rating_fn(match.game, match.player0_id, match.player1_id, score0)
-        finished = await self.store.finish_match(
-            match.id, status, result, termination, updates, expected_ply=expected_ply
-        )
-        if status == "finished" and result is not None:
-            self._learn_later(finished)
-        return finished
+    # ------------------------------------------------------------------ agent turns
 
-    def _learn_later(self, match: Match) -> None:
-        """Let learning agents of a match with a result learn from it, in the background."""
-        raw = match.options.get("seats") or []
-        if not any(raw):
-            return  # no agent seat
-        self.learning.spawn(self._learn(match), f"match #{match.id}")
-
-    async def _learn(self, match: Match) -> None:
-        seats = await self._seats(match)
-        agents = [(i, s.spec) for i, s in enumerate(seats) if s.spec is not None]
-        if match.result is None or not self.learning.learns((s for _, s in agents), match.game):
+    def _schedule(self, snap: Snapshot) -> None:
+        """Start the agent's turn if an agent is to move and its turn is not running."""
+        if self._closing or not snap.live or not snap.seat_to_move.is_agent:
             return
-        await self.learning.learn_match(match.game, match.variant, match.id, agents, match.result)
+        running = self._turns.get(snap.id)
+        if running is not None and not running.done():
+            return
+        task: asyncio.Task[Snapshot] = self.spawn(self._turn(snap.id))
+        self._turns[snap.id] = task
+        task.add_done_callback(functools.partial(self._turn_ended, snap.id))
+
+    def _turn_ended(self, match_id: int, task: asyncio.Task[Snapshot]) -> None:
+        if self._turns.get(match_id) is task:
+            del self._turns[match_id]
+
+    async def advance(self, match_id: int) -> Snapshot:
+        """Wait until the agents to move have moved (starting their turn if needed); the
+        snapshot after their moves."""
+        snap = await self.snapshot(match_id)
+        self._schedule(snap)
+        task = self._turns.get(match_id)
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+        return await self.snapshot(match_id)
+
+    async def run_botmatch(self, match_id: int) -> Snapshot:
+        """Wait for a spectated agent match to end (it runs on its own once started)."""
+        return await self.advance(match_id)
+
+    async def _turn(self, match_id: int) -> Snapshot:
+        """An agent's turn, repeated while an agent is to move (a bot match plays to its end,
+        one move per `delay` seconds)."""
+        snap = await self.snapshot(match_id)
+        moved_at: float | None = None
+        while snap.live and snap.seat_to_move.is_agent and not self._closing:
+            if snap.match.kind == "eve" and moved_at is not None:
+                delay = float(snap.match.options.get("delay", self.config.botmatch_delay))
+                await self.sleep(max(0.0, delay - (time.perf_counter() - moved_at)))
+                snap = await self.snapshot(match_id)
+                if not snap.live:
+                    break
+            moved_at = time.perf_counter()
+            seat = snap.seat_to_move
+            move, fallback = await self._agent_move(snap, seat)
+            think_ms = int((time.perf_counter() - moved_at) * 1000)
+            stored = await self._store_agent_move(snap, move, think_ms, fallback)
+            if stored is None:  # resigned, stopped or timed out while the agent thought
+                return await self.snapshot(match_id)
+            snap = stored
+            await self._emit(snap)
+        return snap
+
+    async def _store_agent_move(
+        self, snap: Snapshot, move: Move, think_ms: int, fallback: str | None
+    ) -> Snapshot | None:
+        """Commit an agent's move if the match is still where it was; a store error that a
+        retry can mend is retried a few times (the move stays right while the ply does)."""
+        pause = self.config.store_retry_seconds
+        for attempt in range(self.config.store_retries + 1):
+            try:
+                async with self._lock(snap.id):
+                    current = await self.snapshot(snap.id)
+                    if not current.live or current.match.ply != snap.match.ply:
+                        return None
+                    return await self._commit(current, [move], think_ms, fallback)
+            except (StaleAction, MatchOver):
+                return None
+            except TRANSIENT as exc:
+                if attempt == self.config.store_retries:
+                    raise
+                log.warning("match %s: cannot store the agent's move yet (%s)", snap.id, exc)
+                await self.sleep(pause)
+                pause *= 2
+        return None
+
+    async def _agent_move(self, snap: Snapshot, seat: Seat) -> tuple[Move, str | None]:
+        """The agent's move, and which fallback chose it if the agent's own job failed.
+
+        A job that crashes its worker, hangs past its cap or raises is replaced by the level
+        below (in the pool), then by the easy level computed here: a person waiting for a bot
+        must never wait forever, and a rated game is never handed a random move.
+        """
+        assert seat.spec is not None and seat.budget is not None
+        legal = snap.state.legal_moves()
+        try:
+            move = await self._choose(snap, seat.spec, seat.budget)
+            if move in legal:
+                return move, None
+            log.error("agent %s chose an illegal move %r", seat.spec.label(), move)
+        except PoolClosed:
+            raise
+        except JobFailed as exc:
+            log.warning("agent %s in match %s: %s", seat.spec.label(), snap.id, exc)
+        except Exception:
+            log.exception("agent %s failed in match %s", seat.spec.label(), snap.id)
+        game = snap.match.game
+        below = _level_below(game, seat)
+        if below is not None:
+            level = registry.LEVELS[game][below]
+            try:
+                move = await self._choose(snap, level.spec, level.budget)
+                if move in legal:
+                    return move, below
+            except PoolClosed:
+                raise
+            except Exception as exc:
+                log.warning("fallback %s failed in match %s: %s", below, snap.id, exc)
+        easy = registry.LEVELS[game]["easy"]
+        seed = self._rng.randrange(2**63)
+        decision = await asyncio.to_thread(_choose_here, snap.state, easy.spec, easy.budget, seed)
+        return decision.move, "easy (computed in the bot)"
+
+    async def _choose(self, snap: Snapshot, spec: AgentSpec, budget: Budget) -> Move:
+        memory = await self._memory_for(spec, snap.state)
+        decision = await self.pool.choose(
+            snap.state, spec, budget, self._rng.randrange(2**63), memory=memory
+        )
+        return decision.move
+
+    async def _memory_for(self, spec: AgentSpec, state: GameState) -> dict[bytes, bytes] | None:
+        """The memory rows a learning agent asks for here (None for other agents)."""
+        try:
+            return await self.learning.rows_for(spec, state)
+        except Exception:  # play from what the agent has rather than not at all
+            log.exception("cannot load the memory of %s", spec.label())
+            return {}
 
     # ------------------------------------------------------------------ training
 
@@ -545,76 +706,111 @@ class Lobby:
     # ------------------------------------------------------------------ clocks and restarts
 
     async def expire_turns(self) -> list[Snapshot]:
-        """End every match whose player to move ran out of time."""
+        """End every match whose player to move ran out of time (each on its own: one that
+        fails is logged, and set aside if it keeps failing)."""
         ended = []
         now = self.clock()
-        for match in await self.store.expired_turns(now):
-            async with self._lock(match.id):
-                snap = await self.snapshot(match.id)
-                deadline = snap.match.turn_deadline
-                if not snap.live or deadline is None or deadline > now:
-                    continue
-                loser = snap.state.to_move()
-                # A player who never moved abandons the match (unrated) rather than losing it.
-                never_moved = snap.match.ply <= loser
-                try:
-                    if never_moved:
-                        m = await self.store.finish_match(
-                            match.id, "abandoned", None, "abandon", expected_ply=snap.match.ply
-                        )
-                    else:
-                        m = await self._finish(
-                            snap.match, "finished", _result(1 - loser), "time", snap.match.ply
-                        )
-                except (dberr.StaleMoveError, dberr.MatchNotLiveError):
-                    continue  # a move or resignation landed at the last moment
-                snap = replace(snap, match=m)
-            ended.append(snap)
-            await self._emit(snap)
+        for match_id in await self.store.expired_turn_ids(now):
+            try:
+                snap = await self._expire(match_id, now)
+            except Exception as exc:
+                await self._failed(match_id, "clock", exc)
+                continue
+            if snap is not None:
+                ended.append(snap)
+                await self._emit(snap)
         return ended
 
-    async def resume(self) -> list[Snapshot]:
-        """After a restart: finish matches whose last move ended them, restart agent turns.
+    async def _expire(self, match_id: int, now: float) -> Snapshot | None:
+        async with self._lock(match_id):
+            snap = await self.snapshot(match_id)
+            deadline = snap.match.turn_deadline
+            if not snap.live or deadline is None or deadline > now:
+                return None
+            loser = snap.state.to_move()
+            # A player who never moved abandons the match (unrated) rather than losing it.
+            never_moved = snap.match.ply <= loser
+            try:
+                if never_moved:
+                    return await self._finish(snap, "abandoned", None, "abandon", snap.match.ply)
+                return await self._finish(
+                    snap, "finished", _result(1 - loser), "time", snap.match.ply
+                )
+            except (dberr.StaleMoveError, dberr.MatchNotLiveError):
+                return None  # a move or resignation landed at the last moment
 
-        Returns the live matches; agent moves are started as background tasks.
+    async def tick(self) -> None:
+        """One pass of the clock: expire turns, and start any agent turn that is not running
+        (its task failed, say, on a store error)."""
+        await self.expire_turns()
+        for match_id in await self.store.agent_turn_ids():
+            if match_id in self._turns or self._closing:
+                continue
+            try:
+                self._schedule(await self.snapshot(match_id))
+            except Exception as exc:
+                await self._failed(match_id, "turn", exc)
+
+    async def resume(self) -> list[Snapshot]:
+        """After a restart: mend what a kill interrupted, extend clocks by the grace, announce
+        every live board once and restart agent turns; the live matches.
+
+        Each match is handled on its own: one that fails is logged and set aside if it cannot
+        be mended, and the others go on.
         """
         self.spawn(self.learning.warm())
+        self.learning.kick()  # learning a kill left in the outbox
         out = []
-        for match in await self.store.live_matches():
-            snap = await self.snapshot(match.id)
-            outcome = snap.state.outcome()
-            if outcome is not None:  # crashed between the last move and the finish
-                async with self._lock(match.id):
-                    m = await self._finish(
-                        match, "finished", _result(outcome.winner), outcome.termination.value
-                    )
-                snap = replace(snap, match=m)
-                await self._emit(snap)
+        for match_id in await self.store.live_match_ids():
+            try:
+                snap = await self._resume_one(match_id)
+            except Exception as exc:
+                await self._failed(match_id, "resume", exc, at_once=True)
                 continue
-            out.append(snap)
-            if snap.seat_to_move.is_agent:
-                if match.kind == "eve":
-                    self.spawn(self.run_botmatch(match.id))
-                else:
-                    self.spawn(self.advance(match.id))
+            await self._emit(snap)
+            if snap.live:
+                out.append(snap)
+                self._schedule(snap)
         return out
 
-    async def run_botmatch(self, match_id: int) -> Snapshot:
-        """Play a spectated agent match to its end, one move per `delay` seconds."""
-        snap = await self.snapshot(match_id)
-        delay = float(snap.match.options.get("delay", self.config.botmatch_delay))
-        while snap.live:
-            started = time.perf_counter()
-            snap = await self.advance(match_id, max_moves=1)
-            if snap.live:
-                await self.sleep(max(0.0, delay - (time.perf_counter() - started)))
-        return snap
+    async def _resume_one(self, match_id: int) -> Snapshot:
+        async with self._lock(match_id):
+            snap = await self.snapshot(match_id)
+            if snap.state.is_over() or _only_pass(snap.state):
+                # Stored by a version that wrote a move, its passes and the finish apart.
+                return await self._commit(snap, [])
+            grace_until = self.clock() + self.config.resume_grace
+            deadline = snap.match.turn_deadline
+            if not snap.seat_to_move.is_agent and (deadline is None or deadline < grace_until):
+                match = await self.store.set_turn_deadline(match_id, grace_until)
+                snap = replace(snap, match=match)
+            return snap
+
+    async def _failed(
+        self, match_id: int, where: str, exc: BaseException, *, at_once: bool = False
+    ) -> None:
+        """A match failed in the clock or at resume: log it; set it aside when a retry cannot
+        mend it (a corrupt row, or failing `max_failures` times in a row)."""
+        if isinstance(exc, TRANSIENT) and not at_once:
+            log.warning("match %s: %s failed, will retry: %s", match_id, where, exc)
+            return
+        count = self._failures[match_id] = self._failures.get(match_id, 0) + 1
+        corrupt = isinstance(exc, dberr.CorruptRowError | ValueError | KeyError | TypeError)
+        if not (corrupt or at_once or count >= self.config.max_failures):
+            log.warning("match %s: %s failed (%d): %s", match_id, where, count, exc)
+            return
+        log.error("match %s set aside: %s failed: %s", match_id, where, exc, exc_info=exc)
+        try:
+            await self.store.set_aside(match_id, f"{where}: {type(exc).__name__}: {exc}")
+        except Exception:
+            log.exception("cannot set match %s aside", match_id)
+        self._failures.pop(match_id, None)
 
     async def run_clock(self, interval: float = 1.0) -> None:
-        """Enforce turn clocks forever (a background task of the front end)."""
-        while True:
+        """Enforce turn clocks and keep agent turns running, forever (a background task)."""
+        while not self._closing:
             try:
-                await self.expire_turns()
+                await self.tick()
             except Exception:  # keep the clock alive; the next tick retries
                 log.exception("turn clock tick failed")
             await asyncio.sleep(interval)
@@ -627,16 +823,28 @@ class Lobby:
         def done(t: asyncio.Task[Any]) -> None:
             self._tasks.discard(t)
             if not t.cancelled() and t.exception() is not None:
-                log.error("lobby task failed", exc_info=t.exception())
+                exc = t.exception()
+                if isinstance(exc, PoolClosed) and self._closing:
+                    return
+                log.error("lobby task failed", exc_info=exc)
 
         task.add_done_callback(done)
         return task
 
-    async def close(self) -> None:
+    def turn_running(self, match_id: int) -> bool:
+        """Whether an agent's turn is running for this match."""
+        task = self._turns.get(match_id)
+        return task is not None and not task.done()
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Stop agent turns (a commit in flight completes or rolls back whole), then apply
+        the learning still in the outbox (at most `timeout` s; the rest waits for the next
+        start)."""
+        self._closing = True
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.learning.close()
+        await self.learning.close(timeout)
 
     async def _emit(self, snap: Snapshot) -> None:
         for listener in list(self.listeners):
@@ -674,6 +882,21 @@ def _result(winner: int | None) -> Result:
 def _only_pass(state: GameState) -> bool:
     moves = state.legal_moves()
     return len(moves) == 1 and state.move_to_str(moves[0]) == "pass"
+
+
+def _level_below(game: str, seat: Seat) -> str | None:
+    """The level a failed agent falls back to: the level below its own, or `easy` for an
+    agent without a level; None for `easy` itself (the last resort is computed in the bot)."""
+    names = list(registry.LEVELS[game])
+    if seat.level in names:
+        i = names.index(seat.level)
+        return names[i - 1] if i > 0 else None
+    return names[0] if names else None
+
+
+def _choose_here(state: GameState, spec: AgentSpec, budget: Budget, seed: int) -> Decision:
+    """The last resort: a cheap agent computed in this process (in a thread)."""
+    return registry.build(spec, state.game).choose(state, budget, random.Random(seed))
 
 
 def _seat_options(seat: Seat) -> dict[str, Any] | None:

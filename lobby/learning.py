@@ -9,26 +9,27 @@ other half of that contract for the bot:
   agent moves, the lobby asks a local instance of the agent which rows it needs
   (`memory_keys(state)`) and sends exactly those rows to the worker with the job.
 * Learning from every match. When a match with a learning agent ends with a result (a finished
-  game, a resignation, a loss on time; not an abandoned or stopped match), its stored moves are
-  replayed into states, the agent's `learn_keys` rows are read from the cache, `learn` gives the
-  new rows, and they are written in ONE transaction with `games_trained + 1`. Two seats on one
-  memory (self-play) both learn, in that one write; an agent with `learn_whole_game` (the weight
-  grid, whose update covers the whole board) learns once; settings that keep no memory (a fixed
-  grid) write nothing. It runs in the background (a person's last click is answered first);
-  failures are logged and never reach the match. Per-memory locks make read-learn-write atomic
-  within the process.
+  game, a resignation, a loss on time; not an abandoned or stopped match), the lobby writes an
+  outbox row ("learn", match) in the same transaction as the finish. This hub applies the
+  outbox in the background: the match's stored moves are replayed into states, the agent's
+  `learn_keys` rows are read from the cache, `learn` gives the new rows, and every memory the
+  match changes is written in ONE transaction with `games_trained + 1` that also deletes the
+  outbox row. So learning happens exactly once, survives a kill (the outbox is read again at
+  the next start), and `games_trained` counts exactly the matches and games learned. Two seats
+  on one memory (self-play) both learn, in that one write; an agent with `learn_whole_game`
+  (the weight grid, whose update covers the whole board) learns once; settings that keep no
+  memory (a fixed grid) write nothing. Per-memory locks make read-learn-write atomic.
 * Training jobs (`/train`, the console's /train). Self-play (or play against a fixed opponent)
   runs in the engine pool in batches of about half a second: a worker gets a snapshot of the
   memory, plays the games and learns after each one, and sends back the changed rows; the lobby
-  writes each batch in one transaction and shows progress. A batch uses one worker, so the
-  other one keeps serving moves. At most one job runs per memory.
+  writes each batch in one transaction and shows progress. The memory's lock is held from the
+  snapshot to the write, so a match finishing meanwhile learns after the batch, on top of its
+  rows: neither overwrites the other. A batch uses one worker, so the other one keeps serving
+  moves. At most one job runs per memory.
 
-Caveats, by design: a training batch works on a snapshot, so a match that learns into the same
-memory while the batch runs can have its rows overwritten by the batch (the batch's games are
-far more numerous); learning a match in the background is lost if the process dies before it
-runs. Another process writing the same memory (e.g. `python -m engine train` on the bot's
-database while it runs) is noticed within `recheck_seconds` (the games_trained counter moved),
-and the cache is then reloaded.
+Another process writing the same memory (e.g. `python -m engine train` on the bot's database
+while it runs) is noticed within `recheck_seconds` (the games_trained counter moved), and the
+cache is then reloaded.
 """
 
 from __future__ import annotations
@@ -38,25 +39,31 @@ import contextlib
 import importlib
 import logging
 import random
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from db.models import MemoryWrite
 from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent
 from engine.games import new_game
 from engine.games.base import GameState, Move
 
 if TYPE_CHECKING:
-    from db.models import MemoryInfo, Rating
+    from db.models import Match, MemoryInfo, OutboxItem, Rating
     from db.store import Store
     from lobby.pool import EnginePool
 
 log = logging.getLogger(__name__)
 
 MemoryId = tuple[str, str]  # (kind, name)
+SeatSpecs = Callable[["Match"], Awaitable[list[tuple[int, AgentSpec]]]]
+
+#: The outbox kind of "learn from this finished match".
+LEARN = "learn"
 
 #: A memory with at most this many rows is loaded whole on first use; bigger ones key by key.
 FULL_LOAD_LIMIT = 50_000
@@ -99,6 +106,7 @@ class LearningHub:
         self,
         store: Store,
         *,
+        seat_specs: SeatSpecs | None = None,
         full_load_limit: int = FULL_LOAD_LIMIT,
         recheck_seconds: float = 60.0,
         batch_seconds: float = BATCH_SECONDS,
@@ -110,8 +118,13 @@ class LearningHub:
         self._agents: dict[tuple[AgentSpec, str], LearningAgent | None] = {}
         self._memories: dict[MemoryId, _Memory] = {}
         self._locks: dict[MemoryId, asyncio.Lock] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.jobs: dict[MemoryId, TrainingJob] = {}
+        #: The (seat, spec) of a finished match's agent seats (the lobby knows them).
+        self.seat_specs = seat_specs
+        self.retry_seconds = 1.0  # after a failed outbox row, before the next attempt
+        self._drainer: asyncio.Task[None] | None = None
+        self._more = False
+        self._closing = False
         #: How many matches were learned from, and how many learning attempts failed.
         self.learned = 0
         self.failures = 0
@@ -237,7 +250,10 @@ class LearningHub:
 
         Call with the memory's lock held (read-learn-write must not interleave).
         """
-        await self.store.memory_put(kind, name, rows.items(), games_trained_delta=games)
+        await self.store.memory_apply([MemoryWrite(kind, name, rows, games)])
+        self._cached_put(kind, name, rows, games)
+
+    def _cached_put(self, kind: str, name: str, rows: Mapping[bytes, bytes], games: int) -> None:
         mem = self._memories.get((kind, name))
         if mem is not None:
             mem.rows.update(rows)
@@ -262,11 +278,15 @@ class LearningHub:
         match_id: int,
         seats: Sequence[tuple[int, AgentSpec]],
         result: str,
+        *,
+        outbox_id: int | None = None,
     ) -> int:
         """Learn from a finished match (its moves are read from the store).
 
         `seats` are the (seat, spec) of its agent seats; `result` the match result ("0", "1"
-        or "draw"). Returns how many memories were written.
+        or "draw"). Every memory it changes is written in ONE transaction, which also deletes
+        the outbox row `outbox_id` (nothing is written if that row is already gone: exactly
+        once). Returns how many memories were written.
         """
         groups: dict[MemoryId, _Learned] = {}
         for seat, spec in seats:
@@ -278,14 +298,18 @@ class LearningHub:
             group = groups.setdefault(mid, _Learned(agent, []))
             group.seats.append((seat, score))
         if not groups:
+            if outbox_id is not None:
+                await self.store.outbox_done(outbox_id)
             return 0
         states, moves = await self.replay(game, variant, match_id)
-        written = 0
-        for (kind, name), group in groups.items():
-            seats_ = group.seats
-            if len(seats_) == 2 and getattr(group.agent, "learn_whole_game", False):
-                seats_ = seats_[:1]  # its update covers both colours: once per game
-            async with self._lock((kind, name)):
+        async with contextlib.AsyncExitStack() as locks:
+            for mid in sorted(groups):  # one order everywhere: no deadlock between memories
+                await locks.enter_async_context(self._lock(mid))
+            writes: list[MemoryWrite] = []
+            for (kind, name), group in groups.items():
+                seats_ = group.seats
+                if len(seats_) == 2 and getattr(group.agent, "learn_whole_game", False):
+                    seats_ = seats_[:1]  # its update covers both colours: once per game
                 new: dict[bytes, bytes] = {}
                 asked = False
                 for seat, score in seats_:
@@ -294,12 +318,14 @@ class LearningHub:
                     current = await self.rows(kind, name, keys)
                     current.update({k: new[k] for k in keys if k in new})  # the other seat's
                     new.update(group.agent.learn(states, moves, seat, score, current))
-                if not asked and not new:
-                    continue  # settings that keep no memory (e.g. a fixed weight grid)
-                await self.put(kind, name, new, games=1)
-                written += 1
+                if asked or new:  # settings that keep no memory (a fixed grid) write nothing
+                    writes.append(MemoryWrite(kind, name, new, 1))
+            if not await self.store.memory_apply(writes, outbox_id=outbox_id):
+                return 0  # applied before (a retry after a kill)
+            for w in writes:
+                self._cached_put(w.kind, w.name, w.rows, w.games)
         self.learned += 1
-        return written
+        return len(writes)
 
     async def replay(
         self, game: str, variant: str, match_id: int
@@ -315,39 +341,74 @@ class LearningHub:
             state = state.play(move)
         return states, moves
 
-    def spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Task[Any]:
-        """Run learning in the background; a failure is logged (and counted), never raised."""
+    # ------------------------------------------------------------------ the outbox
 
-        async def guarded() -> Any:
-            try:
-                return await coro
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self.failures += 1
-                log.exception("learning failed: %s", what)
-                return None
+    def kick(self) -> None:
+        """Apply the outbox's pending learning in the background (started if not running)."""
+        if self._closing:
+            return
+        self._more = True
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.ensure_future(self._drain_outbox())
 
-        task = asyncio.ensure_future(guarded())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    async def _drain_outbox(self) -> None:
+        while self._more:
+            self._more = False
+            for item in await self.store.outbox_pending(LEARN):
+                if self._closing:
+                    return
+                try:
+                    await self._apply(item)
+                except Exception as exc:
+                    # A busy or full database is retried later; anything else would fail the
+                    # same way again, so the row is kept for inspection but not retried.
+                    transient = isinstance(exc, sqlite3.OperationalError)
+                    self.failures += 0 if transient else 1
+                    log.log(
+                        logging.WARNING if transient else logging.ERROR,
+                        "learning failed for match #%s",
+                        item.match_id,
+                        exc_info=not transient,
+                    )
+                    with contextlib.suppress(Exception):
+                        await self.store.outbox_failed(
+                            item.id, f"{type(exc).__name__}: {exc}", final=not transient
+                        )
+                    if transient:
+                        self._more = True
+                        await asyncio.sleep(self.retry_seconds)
+
+    async def _apply(self, item: OutboxItem) -> None:
+        match = await self.store.get_match(item.match_id) if item.match_id is not None else None
+        if match is None or match.result is None or self.seat_specs is None:
+            await self.store.outbox_done(item.id)  # nothing to learn from
+            return
+        seats = await self.seat_specs(match)
+        await self.learn_match(
+            match.game, match.variant, match.id, seats, match.result, outbox_id=item.id
+        )
 
     async def drain(self) -> None:
-        """Wait until the background learning has run (tests, shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until the outbox's learning has been applied (tests, shutdown)."""
+        self.kick()
+        while self._drainer is not None and not self._drainer.done():
+            await asyncio.shield(self._drainer)
 
     async def close(self, timeout: float = 10.0) -> None:
-        """Stop training jobs and let pending match learning finish (at most `timeout` s)."""
+        """Stop training jobs and apply pending match learning (at most `timeout` s; what is
+        left stays in the outbox for the next start)."""
         for job in list(self.jobs.values()):
             job.cancel()
+            if job.task is not None:
+                job.task.cancel()
         jobs = [j.task for j in self.jobs.values() if j.task is not None]
         await asyncio.gather(*jobs, return_exceptions=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.drain(), timeout)
-        for task in list(self._tasks):
-            task.cancel()
+        self._closing = True
+        if self._drainer is not None:
+            self._drainer.cancel()
+            await asyncio.gather(self._drainer, return_exceptions=True)
 
     # ------------------------------------------------------------------ training
 
@@ -416,15 +477,17 @@ class LearningHub:
         try:
             while p.done < p.total and not job.cancelled:
                 batch = min(batch, p.total - p.done)
+                # The memory's lock is held for the whole batch: a match that finishes
+                # meanwhile learns after the batch is written, from the rows it wrote, so
+                # neither overwrites the other (a batch is about half a second).
                 async with self._lock(mid):
                     snapshot = dict(await self.all_rows(*mid))
-                request = TrainRequest(
-                    game, spec, budget, opponent, batch, rng.getrandbits(63), p.done
-                )
-                t0 = time.perf_counter()
-                result = await pool.run(train_batch_in_worker, request, snapshot)
-                seconds = time.perf_counter() - t0
-                async with self._lock(mid):
+                    request = TrainRequest(
+                        game, spec, budget, opponent, batch, rng.getrandbits(63), p.done
+                    )
+                    t0 = time.perf_counter()
+                    result = await pool.run(train_batch_in_worker, request, snapshot)
+                    seconds = time.perf_counter() - t0
                     await self.put(*mid, result.rows, games=result.games)
                 p.add(result.scores)
                 p.batches += 1

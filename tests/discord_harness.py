@@ -550,6 +550,7 @@ class Harness:
         raise_errors: bool,
         ignore_task: Callable[[asyncio.Task[Any]], bool] | None,
         error_loggers: Sequence[str],
+        validate_spec: bool = True,
     ) -> None:
         self.bot = bot
         self.bot_user = bot_user
@@ -577,6 +578,9 @@ class Harness:
         self._errors = _ErrorCollector()
         self._error_loggers = list(error_loggers)
         self._closed = False
+        #: Check every captured request against Discord's OpenAPI description.
+        self.validate_spec = validate_spec
+        self._spec_errors: list[HarnessError] = []
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -594,6 +598,8 @@ class Harness:
         raise_errors: bool = True,
         ignore_task: Callable[[asyncio.Task[Any]], bool] | None = None,
         error_loggers: Sequence[str] = ("discord",),
+        validate_spec: bool = True,
+        messages: Mapping[int, JSON] | None = None,
     ) -> Self:
         """Prepare ``bot`` for offline dispatch and install the fake transport.
 
@@ -607,6 +613,10 @@ class Harness:
         swallows exceptions from views/commands/listeners) or a spawned task died.
         ``ignore_task``: predicate for long-lived tasks your bot spawns on purpose (game
         clocks, background loops) that ``settle`` must not wait for.
+        ``validate_spec``: check every request against Discord's published API description
+        (``tests/discord_spec.py``) and fail with ``SpecError`` if Discord would reject it.
+        ``messages``: messages Discord already has (e.g. another harness's ``messages``, to
+        simulate a restart of the bot: Discord keeps its messages).
         """
         bot_user = bot_user or FakeUser(id=BOT_USER_ID, name="TestBot", bot=True)
         h = cls(
@@ -619,12 +629,15 @@ class Harness:
             raise_errors=raise_errors,
             ignore_task=ignore_task,
             error_loggers=error_loggers,
+            validate_spec=validate_spec,
         )
         await bot._async_setup_hook()
         state = bot._connection
         state.user = discord.ClientUser(state=state, data=bot_user.user_payload())  # type: ignore[arg-type]
         state.application_id = h.application_id
         h._baseline = set(asyncio.all_tasks())
+        for msg in (messages or {}).values():
+            h._store(json.loads(json.dumps(msg)))
         h._install()
         try:
             if run_setup_hook:
@@ -745,6 +758,9 @@ class Harness:
         self._task_errors.clear()
         result = await coro
         await self.settle(baseline=baseline)
+        if self._spec_errors:  # even if the bot caught it: the request was still invalid
+            first, self._spec_errors[:] = self._spec_errors[0], []
+            raise first
         self._raise_if_errors(errors_before)
         return result
 
@@ -1351,7 +1367,22 @@ class Harness:
             files=blobs,
         )
         self.calls.append(call)
+        if self.validate_spec:
+            self._check_spec(call)
         return call
+
+    def _check_spec(self, call: Call) -> None:
+        """Validate ``call`` against Discord's OpenAPI description.  The ``SpecError`` is
+        raised into the bot (as Discord's 400 would be) and kept for the next interaction
+        helper to re-raise, in case the bot's error handling (or a background task) swallows
+        it."""
+        from tests.discord_spec import SpecError, validate_call  # lazy: it imports this module
+
+        try:
+            validate_call(call)
+        except SpecError as exc:
+            self._spec_errors.append(exc)
+            raise
 
     async def _http_request(
         self,

@@ -36,19 +36,24 @@ MOD = user(104, "mod", permissions=0x2000 | 0x400 | 0x800)  # manage messages + 
 EPHEMERAL = 64
 UPDATE_MESSAGE = 7
 CHANNEL_MESSAGE = 4
+DEFERRED = 5  # a new board: the message is made first, the match stored with it, then filled
 
 
 async def _no_sleep(_: float) -> None:
     await asyncio.sleep(0)
 
 
-async def make_bot(db: Path, clock: Clock, pool: EnginePool) -> tuple[BoardBot, Harness]:
+async def make_bot(
+    db: Path, clock: Clock, pool: EnginePool, messages: dict[int, Any] | None = None
+) -> tuple[BoardBot, Harness]:
+    """The bot on `db`; `messages`: what Discord shows from before (a restart)."""
     store = await Store.open(db, clock=clock)
     lobby = Lobby(store, pool, LobbyConfig(seed=7), clock=clock, sleep=_no_sleep)
     bot = BoardBot(lobby, run_clock=False)
     bot.editor.play_interval = 0.0
     bot.editor.spectate_interval = 0.0
-    harness = await Harness.create(bot)
+    bot.editor.channel_rate = bot.editor.global_rate = None
+    harness = await Harness.create(bot, messages=messages)
     return bot, harness
 
 
@@ -92,7 +97,7 @@ async def test_whole_game_against_the_bot(env: Any) -> None:
     calls = await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
     check_limits(calls)
     [cb] = callbacks(calls)
-    assert cb.callback_type == CHANNEL_MESSAGE and not cb.ephemeral
+    assert cb.callback_type == DEFERRED and not cb.ephemeral
     board = h.last_message(ephemeral=False)
     assert "1️⃣2️⃣3️⃣4️⃣5️⃣6️⃣7️⃣" in description(board)
     assert "alice" in board["embeds"][0]["title"] and "Bot (easy)" in board["embeds"][0]["title"]
@@ -218,7 +223,7 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     assert len(edits) >= 4  # the board was edited move by move
 
     # a second match, stopped: a stranger cannot, a moderator can
-    monkeypatch.setattr(Lobby, "run_botmatch", _never_runs)  # keep it live while we click
+    monkeypatch.setattr(Lobby, "_turn", _never_runs)  # keep it live while we click
     await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "medium"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     stop = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("st:"))
@@ -228,8 +233,8 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     assert cb.callback_type == UPDATE_MESSAGE and "stopped" in cb.embeds[0]["description"]
 
 
-async def _never_runs(self: Lobby, match_id: int, max_moves: int | None = None) -> Any:
-    return None
+async def _never_runs(self: Lobby, match_id: int) -> Any:
+    return await self.snapshot(match_id)
 
 
 async def test_full_column_is_disabled_and_a_forced_click_changes_nothing(env: Any) -> None:
@@ -288,8 +293,11 @@ async def test_othello_select_plays_a_move(env: Any) -> None:
     assert cb.callback_type == UPDATE_MESSAGE
     text = description(h.last_message(ephemeral=False))
     assert "Move 3" in text  # the bot replied and the board was edited again
-    [cb] = callbacks(await h.click(board, select["custom_id"], user=ALICE, values=[d3]))
-    assert cb.ephemeral and "out of date" in cb.content  # the old board's select is stale
+    calls = await h.click(board, select["custom_id"], user=ALICE, values=[d3])
+    [cb] = callbacks(calls)  # the old board's select is stale: it gets the current board
+    assert cb.callback_type == UPDATE_MESSAGE and "Move 3" in cb.embeds[0]["description"]
+    [note] = [c for c in calls if c.is_followup]
+    assert note.ephemeral and "out of date" in note.content
 
 
 def test_more_than_25_legal_moves_are_split_over_selects() -> None:
@@ -373,8 +381,10 @@ async def test_restart_keeps_the_match_and_old_buttons_work(
         assert cb.callback_type == UPDATE_MESSAGE
         after = h2.last_message(ephemeral=False)
         assert description(after) != before and "Move 3" in description(after)
-        [cb] = callbacks(await h2.click(stale, column_ids(stale)[0], user=ALICE))
-        assert cb.ephemeral and "out of date" in cb.content
+        calls = await h2.click(stale, column_ids(stale)[0], user=ALICE)
+        [cb] = callbacks(calls)
+        assert cb.callback_type == UPDATE_MESSAGE and "Move 3" in cb.embeds[0]["description"]
+        assert any(c.is_followup and "out of date" in (c.content or "") for c in calls)
         match = (await bot2.lobby.store.live_matches())[0]
         assert match.ply == 2 and match.message_id == int(board["id"])
     finally:
@@ -388,12 +398,12 @@ async def test_restart_resumes_an_agent_turn(
     db = tmp_path / "resume.db"
     bot, h = await make_bot(db, clock, pool)
     with monkeypatch.context() as patch:
-        patch.setattr(Lobby, "advance", _never_runs)  # the "crash" comes while the bot is to move
+        patch.setattr(Lobby, "_turn", _never_runs)  # the "crash" comes while the bot is to move
         await h.slash("play", {"game": "connect4", "level": "easy", "first": "bot"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     await h.close()
     await bot.lobby.store.close()
-    bot2, h2 = await make_bot(db, clock, pool)  # setup_hook resumes the agent's turn
+    bot2, h2 = await make_bot(db, clock, pool, h.messages)  # setup_hook resumes the agent
     try:
         await h2.settle()
         await asyncio.sleep(0.5)
@@ -475,7 +485,7 @@ async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
     assert cb.ephemeral and "only the players" in cb.content
     calls = await h.click(board, rematch, user=ALICE)
     [cb] = callbacks(calls)
-    assert cb.callback_type == CHANNEL_MESSAGE
+    assert cb.callback_type == DEFERRED
     new = h.last_message(ephemeral=False)
     assert new["id"] != board["id"]
     assert new["embeds"][0]["title"].startswith("Connect Four: Bot (easy)")  # colours swapped

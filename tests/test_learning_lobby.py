@@ -19,7 +19,7 @@ from engine.agents import registry
 from engine.agents.base import AgentInfo, AgentSpec, Budget, Decision, LearningAgent
 from engine.games.base import GameState, Move
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import LearningHub, TrainRequest, train_batch_in_worker
+from lobby.learning import TrainRequest, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.conftest import Clock
 
@@ -113,7 +113,7 @@ class Spy:
         self.decisions: list[Decision] = []
         self.puts: list[tuple[str, str, dict[bytes, bytes], int]] = []
         choose: Any = lobby.pool.choose
-        put = lobby.store.memory_put
+        apply = lobby.store.memory_apply
 
         async def spy_choose(*args: Any, memory: Any = None, **kw: Any) -> Decision:
             self.memories.append(None if memory is None else dict(memory))
@@ -121,13 +121,14 @@ class Spy:
             self.decisions.append(decision)
             return decision
 
-        async def spy_put(kind: str, name: str, items: Any, **kw: Any) -> int:
-            items = dict(items)
-            self.puts.append((kind, name, items, kw.get("games_trained_delta", 0)))
-            return await put(kind, name, items.items(), **kw)
+        async def spy_apply(writes: Any, **kw: Any) -> bool:
+            done: bool = await apply(writes, **kw)
+            if done:
+                self.puts += [(w.kind, w.name, dict(w.rows), w.games) for w in writes]
+            return done
 
         lobby.pool.choose = spy_choose  # type: ignore[method-assign]
-        lobby.store.memory_put = spy_put  # type: ignore[method-assign]
+        lobby.store.memory_apply = spy_apply  # type: ignore[method-assign]
 
 
 @pytest.fixture
@@ -221,8 +222,7 @@ async def test_resign_and_time_are_learned_abandon_and_stop_are_not(
     await lobby.learning.drain()
     assert [p[3] for p in spy.puts] == [1, 1]  # the loss on time only
 
-    eve = await lobby.start_eve("connect4", KIND, "random", delay=0)
-    await lobby.advance(eve.id, max_moves=2)
+    eve = await lobby.start_eve("connect4", KIND, "random", delay=30)  # one move, then a pause
     await lobby.stop(eve.id)
     await lobby.learning.drain()
     assert len(spy.puts) == 2
@@ -286,7 +286,8 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
 
 
 async def test_big_memories_load_key_by_key(lobby: Lobby) -> None:
-    lobby.learning = hub = LearningHub(lobby.store, full_load_limit=2)
+    hub = lobby.learning
+    hub.full_load_limit = 2
     await lobby.store.memory_put(KIND, "default", [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])
     calls: list[bytes] = []
     get_one = lobby.store.memory_get_one
