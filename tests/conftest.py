@@ -31,3 +31,19 @@ async def pool() -> AsyncIterator[EnginePool]:
     await p.start()
     yield p
     await p.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Report how many Discord requests tests/discord_spec.py checked (if any test ran it)."""
+    import sys
+
+    spec = sys.modules.get("tests.discord_spec")  # not imported: no Discord test ran
+    if spec is None:
+        return
+    counts = spec.VALIDATED
+    terminalreporter.write_line(
+        f"Discord requests validated against the OpenAPI spec: {sum(counts.values())}"
+    )
+    if terminalreporter.config.get_verbosity() > 0:
+        for route, n in counts.most_common():
+            terminalreporter.write_line(f"  {n:6d}  {route}")
