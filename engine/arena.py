@@ -26,7 +26,7 @@ from typing import Any
 from openskill.models import PlackettLuce
 
 from engine.agents import registry
-from engine.agents.base import Agent, Budget
+from engine.agents.base import Agent, Budget, Limits
 from engine.games import new_game
 from engine.games.base import GameState
 from engine.play import play_game, random_opening
@@ -165,7 +165,7 @@ _AGENTS: dict[str, tuple[Agent, Budget]] = {}
 def _template(spec_text: str, game: str) -> tuple[Agent, Budget]:
     """The agent a spec names, built once per process (games play on copies of it)."""
     if spec_text not in _AGENTS:
-        spec, budget = registry.resolve(spec_text, game)
+        spec, budget = registry.resolve(spec_text, game, limits=Limits.none())
         _AGENTS[spec_text] = (registry.build(spec, game), budget)
     return _AGENTS[spec_text]
 

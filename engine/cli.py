@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.agents import c4book, registry
-from engine.agents.base import Agent, Budget, Decision
+from engine.agents.base import Agent, Budget, Decision, Limits
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.learning import MemorySession, with_memory
 from engine.play import Progress, play_game
 from engine.train_cli import add_parser as add_train_parser
 from engine.train_cli import close_backend, open_backend
+
+#: The command line runs on the operator's own machine: no ceiling on what it may ask for.
+OFFLINE = Limits.none()
 
 
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -51,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         settings = registry.parse_settings(args.set or [])
-        spec, budget = registry.resolve(args.agent, args.game, settings)
+        spec, budget = registry.resolve(args.agent, args.game, settings, limits=OFFLINE)
         if args.db or args.memory:
             spec = with_memory(spec, args.memory)
         agent = registry.build(spec, args.game)
@@ -100,7 +103,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         print("error: --agents takes exactly two agents, e.g. random,onestep", file=sys.stderr)
         return 2
     try:
-        resolved = [registry.resolve(n, args.game) for n in names]
+        resolved = [registry.resolve(n, args.game, limits=OFFLINE) for n in names]
         if args.db or args.memory:
             resolved = [(with_memory(spec, args.memory), budget) for spec, budget in resolved]
         agents: list[Agent] = [registry.build(spec, args.game) for spec, _ in resolved]
@@ -195,7 +198,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     try:
         if problem is None:
             for name in names:
-                registry.resolve(name, args.game)
+                registry.resolve(name, args.game, limits=OFFLINE)
             new_game(args.game, args.variant)
     except ValueError as exc:
         problem = str(exc)

@@ -51,7 +51,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from engine.agents import registry
-from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent
+from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent, Limits
 from engine.agents.trainer import decode_weights, encode_weights, position_key
 from engine.agents.weightgrid import decode_grid, encode_grid
 from engine.games import new_game
@@ -457,7 +457,7 @@ def eval_tasks(
     config: TrainConfig, learner: AgentSpec, ev: EvalSpec, base_index: int
 ) -> list[GameTask]:
     """The fixed seeded games of one evaluation line (same openings at every checkpoint)."""
-    spec, budget = registry.resolve(ev.opponent, config.game)
+    spec, budget = registry.resolve(ev.opponent, config.game, limits=Limits.none())
     params = dict(learner.params)
     params.update(dict(ev.learner_params))
     lspec = AgentSpec(learner.name, params)
@@ -507,7 +507,7 @@ def _opponent(text: str, learner: AgentSpec, game: str) -> tuple[AgentSpec, Budg
     """
     name, _, rest = text.partition(":")
     if name != SELF:
-        spec, budget = registry.resolve(text, game)
+        spec, budget = registry.resolve(text, game, limits=Limits.none())
         return spec, budget, False
     if not rest:
         return None
@@ -539,7 +539,7 @@ def train(
     on_eval: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrainResult:
     """Train `config.agent` for `config.games` games; see the module docstring."""
-    spec, _ = registry.resolve(config.agent, config.game)
+    spec, _ = registry.resolve(config.agent, config.game, limits=Limits.none())
     spec = with_memory(spec, config.memory)
     learner = registry.build(spec, config.game)
     if not isinstance(learner, LearningAgent):

@@ -18,6 +18,7 @@ from types import FrameType
 from typing import Any
 
 from engine.agents import registry
+from engine.agents.base import Limits
 from engine.learning import (
     SELF,
     InMemoryBackend,
@@ -114,10 +115,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         problem = "--eval-every and --eval-games must be 0 or more"
     try:
         if problem is None:
-            registry.resolve(args.agent, args.game)
+            registry.resolve(args.agent, args.game, limits=Limits.none())
             for o in opponents or ():
                 if o.partition(":")[0] != SELF:
-                    registry.resolve(o, args.game)
+                    registry.resolve(o, args.game, limits=Limits.none())
     except ValueError as exc:
         problem = str(exc)
     if problem is not None:
@@ -144,7 +145,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             csv_path=args.csv,
         )
         if args.total:
-            spec, _ = registry.resolve(args.agent, args.game)
+            spec, _ = registry.resolve(args.agent, args.game, limits=Limits.none())
             agent = registry.build(with_memory(spec, args.memory), args.game)
             kind = getattr(agent, "memory_kind", "")
             done = backend.load(kind, getattr(agent, "memory_name", "default"))[1] if kind else 0

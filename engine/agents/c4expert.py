@@ -332,8 +332,8 @@ AGENT_INFOS = [
     AgentInfo(
         "perfect",
         ("connect4",),
-        "near-perfect Connect Four (four in a row): exact weak solving of every move in the "
-        "time budget, a heuristic alpha-beta when a move cannot be solved in time",
+        "near-perfect play (four in a row): knows the openings by heart, then proves each move "
+        "win, draw or loss when it can in time, and searches deep when it cannot",
         ExpertAgent,
         budget=Budget(time=DEFAULT_TIME),
     ),

@@ -58,7 +58,19 @@ import numpy.typing as npt
 from numba import njit
 
 from engine.agents import c4eval
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.base import (
+    Agent,
+    AgentInfo,
+    Budget,
+    Decision,
+    Limits,
+    Param,
+    check_params,
+    choice,
+    integer,
+    require_moves,
+)
+from engine.agents.otheval import EVALS as OTHELLO_EVALS
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State
@@ -783,8 +795,7 @@ class C4Expectiminimax(Agent):
 
     def __init__(self, eval: str = "checkers", chance_plies: int = 2) -> None:
         c4eval.eval_id(eval)
-        if chance_plies < 0:
-            raise ValueError(f"chance_plies must be >= 0, got {chance_plies}")
+        check_params(CHANCE, "expectiminimax", chance_plies=chance_plies)
         self.eval = eval
         self.chance_plies = chance_plies
 
@@ -831,9 +842,7 @@ class C4Expectiminimax(Agent):
 
 
 def _othello_evals() -> tuple[str, ...]:
-    from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
-
-    return tuple(getattr(othsearch, "EVALS", ("standard",)))
+    return tuple(OTHELLO_EVALS)
 
 
 def _check_eval(game: str, eval: str) -> str:
@@ -879,21 +888,49 @@ def warm() -> None:
         C4Expectiminimax(eval=name).choose(state, Budget(depth=3), rng)
 
 
+EVAL_PARAMS = (
+    choice(
+        "eval",
+        c4eval.EVALS,
+        "how it scores a position it stops at: discs still to play, open lines, or lines of three",
+        games=("connect4",),
+    ),
+    choice(
+        "eval",
+        OTHELLO_EVALS,
+        "how it scores a position: mobility, corners, stable discs",
+        games=("othello",),
+    ),
+)
+
+#: Each chance ply multiplies the work by the number of replies (7 here, up to ~15 in Othello)
+#: with no pruning: 4 is the most that still fits a few seconds (and what Othello allowed).
+CHANCE: tuple[Param, ...] = (
+    integer("chance_plies", 0, 4, "how many replies below the move are averaged as random"),
+)
+
+#: A search deeper than the board has empty cells (Connect Four) or moves (Othello) is moot.
+_SEARCH_CEILING = Limits(time=None, nodes=None, depth=60)
+
 AGENT_INFOS = [
     AgentInfo(
         "minimax",
         ("connect4", "othello"),
-        "seed 002: alpha-beta minimax, iterative deepening, transposition table; "
-        "eval=checkers|opportunities|window (connect4), standard (othello)",
+        "looks a few moves ahead for both sides and plays the move that holds up best against "
+        "every reply (alpha-beta search); the deeper, the stronger",
         make_minimax,
         budget=Budget(depth=DEFAULT_DEPTH),
+        params=EVAL_PARAMS,
+        ceiling=_SEARCH_CEILING,
     ),
     AgentInfo(
         "expectiminimax",
         ("connect4", "othello"),
-        "seed 002: the first chance_plies replies averaged, then minimax; takes the chance "
-        "line only when it beats plain minimax (and then asks for a random reply)",
+        "like minimax, but also weighs what happens if the next replies are random, and plays "
+        "for that only when it looks better",
         make_expectiminimax,
         budget=Budget(depth=DEFAULT_DEPTH),
+        params=EVAL_PARAMS + CHANCE,
+        ceiling=_SEARCH_CEILING,
     ),
 ]

@@ -643,8 +643,8 @@ AGENT_INFOS = [
     AgentInfo(
         "solver",
         ("connect4",),
-        "Pascal Pons' perfect solver (four in a row): a move keeping the exact solved score; "
-        "no time limit by default (early positions can take minutes)",
+        "solves the game to the end and plays a perfect move (four in a row); early in a game "
+        "that can take minutes, so with a time limit it may fall back to a safe central move",
         SolverAgent,
     ),
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, choice, require_moves
 from engine.games.base import GameState, Move
 
 
@@ -66,18 +66,29 @@ class GreedyAgent(Agent):
         return Decision(move=move, score=flipped, depth=1, info={"tie_break": rule})
 
 
+#: The greedy family's one parameter (the four registry names only set its default).
+PARAMS = (
+    choice(
+        "tie_break",
+        (*TIE_BREAKS, "random"),
+        "which of several moves flipping as many discs it plays",
+    ),
+)
+
 AGENT_INFOS = [
     AgentInfo(
         f"greedy-{rule}",
         ("othello",),
-        f"seed 001: maximise discs flipped; {text}",
+        f"flips as many discs as it can each move, {text}; blind to corners and mobility, "
+        "so it is easy to beat",
         GreedyAgent,
         defaults={"tie_break": rule},
+        params=PARAMS,
     )
     for rule, text in (
-        ("first", "the first maximum in a1..h8 order"),
-        ("center", "ties to the square closest to the centre"),
-        ("edge", "ties to the square closest to an edge"),
-        ("random", "one of the three tie-breaks at random each move (seed's computer_random)"),
+        ("first", "ties to the first square from a1"),
+        ("center", "ties to the square nearest the centre"),
+        ("edge", "ties to the square nearest an edge"),
+        ("random", "ties broken a different way each move"),
     )
 ]

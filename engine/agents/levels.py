@@ -33,19 +33,22 @@ _STANDARD = AgentSpec("minimax", {"eval": "standard"})
 
 LEVELS = [
     Level(_C4, "easy", AgentSpec("onestep"), Budget(),
-          "seed 003 one-step lookahead: takes wins, blocks threats, blind beyond one move"),
+          "looks one move ahead: takes a win and blocks a threat, but falls for any trap "
+          "two moves deep (a beginner)"),
     Level(_C4, "medium", _CHECKERS, Budget(depth=3),
-          "seed 002 minimax, depth 3, remaining-checkers evaluation"),
+          "looks 3 moves ahead: never misses a win or a block in one, falls for deeper traps "
+          "(a casual player)"),
     Level(_C4, "hard", _CHECKERS, Budget(depth=8, time=1.0),
-          "minimax searching 8 plies"),
+          "looks 8 moves ahead: sees most traps and sets its own (a club player)"),
     Level(_C4, "expert", AgentSpec("perfect"), Budget(time=0.9),
-          "near-perfect: exact opening book, exact solving within 0.9 s a move"),
+          "near-perfect: knows the openings and solves most positions exactly (rarely beaten)"),
     Level(_OTH, "easy", AgentSpec("greedy-random", {"tie_break": "random"}), Budget(),
-          "seed 001 greedy: most discs flipped, random tie-breaks"),
+          "flips as many discs as it can each move, blind to corners and mobility "
+          "(a beginner)"),
     Level(_OTH, "medium", _STANDARD, Budget(depth=2),
-          "minimax depth 2: mobility, corners, stability"),
+          "looks 2 moves ahead, valuing mobility, corners and stable discs (a casual player)"),
     Level(_OTH, "hard", _STANDARD, Budget(depth=4, time=1.0),
-          "minimax depth 4"),
+          "looks 4 moves ahead, valuing mobility, corners and stable discs (a club player)"),
     Level(_OTH, "expert", _STANDARD, Budget(depth=8, time=1.0),
-          "minimax depth 8, exact endgame from 14 empties"),
+          "looks up to 8 moves ahead and plays the last 14 moves perfectly (a strong player)"),
 ]  # fmt: skip

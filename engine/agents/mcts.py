@@ -16,8 +16,9 @@ Implementation: the tree lives in preallocated numpy arrays (first child, child 
 visits, wins, terminal value) and the whole loop runs in numba, in chunks of iterations so the
 Python side can check the clock between chunks (a chunk is sized from the measured speed to last
 ~10 ms, so a time budget is kept to within a few ms). A leaf is expanded (all children created)
-on its second visit; a capacity cap (1M nodes, ~32 MB) stops further expansion, after which
-the remaining iterations run playouts from the existing leaves. Node positions are not stored:
+on its second visit; a capacity cap (1M nodes, ~32 MB; less for a short time budget, whose
+allocation would otherwise outlast the move) stops further expansion, after which the remaining
+iterations run playouts from the existing leaves. Node positions are not stored:
 the walk replays the moves from the root on two bitboards. No tree reuse between moves.
 
 The `mcts` registry entry serves both games; its factory dispatches on the `game` the registry
@@ -36,7 +37,16 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.base import (
+    Agent,
+    AgentInfo,
+    Budget,
+    Decision,
+    check_params,
+    choice,
+    number,
+    require_moves,
+)
 from engine.games import c4kernels as c4k
 from engine.games import othkernels as ok
 from engine.games.base import GameState
@@ -294,6 +304,13 @@ def pick_move(children: list[tuple[int, int, float]], pick: str) -> tuple[int, f
     return move, w / v
 
 
+PARAMS = (
+    # Beyond 10 the search spreads its visits evenly: nothing more is explored.
+    number("c", 0, 10, "exploration constant: higher tries more unlikely moves"),
+    choice("pick", ("ratio", "visits"), "the final move: best win ratio or most visits"),
+)
+
+
 class MCTSAgent(Agent):
     """UCT with random playouts (seed 002) for Connect Four or Othello.
 
@@ -305,10 +322,7 @@ class MCTSAgent(Agent):
     def __init__(self, game: str = "connect4", c: float = 1.4, pick: str = "ratio") -> None:
         if game not in ("connect4", "othello"):
             raise ValueError(f"mcts plays connect4 or othello, not {game!r}")
-        if pick not in ("ratio", "visits"):
-            raise ValueError(f"unknown pick {pick!r}: ratio or visits")
-        if not c >= 0:
-            raise ValueError(f"the exploration constant c must be >= 0, got {c}")
+        check_params(PARAMS, "mcts", c=c, pick=pick)
         self.game = game
         self.c = float(c)
         self.pick = pick
@@ -325,10 +339,16 @@ class MCTSAgent(Agent):
             sims = DEFAULT_SIMULATIONS if deadline is None else 1 << 62
         fanout = 8 if state.game == "connect4" else 33
         capacity = min(MAX_NODES, sims * fanout + 64)
+        if budget.time is not None:
+            # Allocating the full tree takes 20-60 ms: a short move cannot fill more than about
+            # 5M nodes a second anyway (Connect Four's fastest rate, 7 children per expansion).
+            capacity = min(capacity, int(budget.time * 5_000_000) + 1024)
         tree = _Tree(capacity, seed)
         run = self._runner(state, tree)
         done = 0
-        chunk = 1000
+        # Under a clock, a small first chunk measures the speed before committing: 1000 Othello
+        # playouts alone take ~25 ms, past a tight deadline.
+        chunk = 1000 if deadline is None else 64
         while done < sims:
             n = min(chunk, sims - done)
             c0 = time.perf_counter()
@@ -392,10 +412,11 @@ AGENT_INFOS = [
     AgentInfo(
         "mcts",
         ("connect4", "othello"),
-        "seed 002: Monte Carlo tree search, UCT c=1.4, random playouts, 10,000 simulations; "
-        "plays the best win ratio among well-visited moves",
+        "plays thousands of random games from the position and picks the move that wins "
+        "most often; sees short tactics, misses long plans",
         MCTSAgent,
         defaults={"c": 1.4, "pick": "ratio"},
         budget=Budget(nodes=DEFAULT_SIMULATIONS),
+        params=PARAMS,
     ),
 ]

@@ -56,7 +56,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.base import Agent, AgentInfo, Budget, Decision, choice, require_moves
 from engine.agents.c4minimax import centre_order, win_cells
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
@@ -346,9 +346,16 @@ AGENT_INFOS = [
     AgentInfo(
         "planner",
         ("connect4",),
-        "seed 004: forced checks (win, block, no suicide, double threats), a scoring table "
-        "and an averaging search (search=average) or its minimax variant (search=minimax)",
+        "takes wins, blocks threats, never hands over a win and sets up double threats; "
+        "otherwise scores the lines of two and three it can make, a few moves ahead",
         PlannerAgent,
         budget=Budget(depth=DEFAULT_DEPTH),
+        params=(
+            choice(
+                "search",
+                SEARCHES,
+                "average: mixes a position's score with its replies'; minimax: the worst reply",
+            ),
+        ),
     ),
 ]

@@ -55,11 +55,17 @@ class OneStepAgent(Agent):
 
 
 AGENT_INFOS = [
-    AgentInfo("random", ("connect4", "othello"), "a uniformly random legal move", RandomAgent),
+    AgentInfo(
+        "random",
+        ("connect4", "othello"),
+        "plays any legal move at random: the easiest opponent there is",
+        RandomAgent,
+    ),
     AgentInfo(
         "onestep",
         ("connect4",),
-        "seed 003: one-step lookahead, fours*1e6 + threes - 1e3*opponent threes",
+        "looks one move ahead: takes a win, blocks a threat, otherwise builds lines of three; "
+        "falls for traps two moves deep",
         OneStepAgent,
     ),
 ]

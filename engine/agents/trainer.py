@@ -59,7 +59,17 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from engine.agents.base import AgentInfo, Budget, Decision, LearningAgent, require_moves
+from engine.agents.base import (
+    MEMORY,
+    AgentInfo,
+    Budget,
+    Decision,
+    LearningAgent,
+    check_params,
+    choice,
+    number,
+    require_moves,
+)
 from engine.agents.c4eval import WON_BOARD, opportunities_score
 from engine.games import c4kernels as kern
 from engine.games.base import GameState, Move
@@ -72,6 +82,11 @@ MEMORY_KIND = "trainer"
 PRIORS = ("value", "zero")
 #: Seed 000's outcome terms.
 WIN, LOSS, DRAW_FIRST, DRAW_SECOND = 10.0, -10.0, -1.0, 1.0
+#: Learning keeps every weight within +-WEIGHT_LIMIT: far beyond any real game's total (a game
+#: adds at most lr * (10 + value_scale * value_clip) = 100,100 with the largest parameters), and
+#: far below float32's range, so a stored weight is always finite.
+WEIGHT_LIMIT = 1e12
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 def _kernel(fn: _F) -> _F:
@@ -174,8 +189,14 @@ def board_values(state: Connect4State) -> list[int]:
 
 
 def encode_weights(weights: Sequence[float], mirrored: bool) -> bytes:
-    """Row bytes (little-endian float32) of a position's weights given in true column order."""
-    w = list(weights)
+    """Row bytes (little-endian float32) of a position's weights given in true column order.
+
+    A weight that is not finite (or beyond float32) is a ValueError: a NaN stored once would
+    make every later `max` over that board meaningless.
+    """
+    w = [float(x) for x in weights]
+    if not all(abs(x) <= _FLOAT32_MAX for x in w):  # False for NaN too
+        raise ValueError(f"a trainer weight must be finite, got {w}")
     return _row_struct(len(w)).pack(*(w[::-1] if mirrored else w))
 
 
@@ -204,6 +225,17 @@ def outcome_term(result: float, seat: int) -> float:
     return DRAW_FIRST if seat == 0 else DRAW_SECOND
 
 
+PARAMS = (
+    # Weights move by about 10 a game: beyond 100 every column is "close enough".
+    number("exploration", 0, 100, "plays any column within this much of the best one"),
+    choice("prior", PRIORS, "a new board's weights: the board value, or all zero"),
+    MEMORY,
+    number("lr", 0.001, 10, "learning rate: how far one game moves a weight"),
+    number("value_scale", 0, 1, "weight of the board value against the game's result"),
+    number("value_clip", 0, WON_BOARD, "the board value is clipped to +- this"),
+)
+
+
 class TrainerAgent(LearningAgent):
     """Seed 000's trainer: per-board column weights, the exploration range, reinforcement."""
 
@@ -218,12 +250,10 @@ class TrainerAgent(LearningAgent):
         value_scale: float = 0.1,
         value_clip: float = 100.0,
     ) -> None:
-        if prior not in PRIORS:
-            raise ValueError(f"unknown prior {prior!r}: choose value or zero")
-        if exploration < 0:
-            raise ValueError(f"exploration must be >= 0, got {exploration}")
-        if lr <= 0 or value_scale < 0 or value_clip < 0:
-            raise ValueError("lr must be > 0, value_scale and value_clip >= 0")
+        check_params(
+            PARAMS, "trainer", exploration=exploration, prior=prior, memory=memory, lr=lr,
+            value_scale=value_scale, value_clip=value_clip,
+        )  # fmt: skip
         self.exploration = float(exploration)
         self.prior = prior
         self.memory_name = memory
@@ -305,10 +335,9 @@ class TrainerAgent(LearningAgent):
                 else decode_weights(raw, c4.cols, pos.mirrored)
             )
             delta = self.lr * (outcome + self.scaled(pos.values[move]))
-            w[move] += delta
             twin = c4.cols - 1 - move
-            if pos.symmetric and twin != move:
-                w[twin] += delta
+            for col in {move, twin} if pos.symmetric else {move}:
+                w[col] = min(max(w[col] + delta, -WEIGHT_LIMIT), WEIGHT_LIMIT)
             out[pos.key] = encode_weights(w, pos.mirrored)
         return out
 
@@ -317,7 +346,9 @@ AGENT_INFOS = [
     AgentInfo(
         "trainer",
         ("connect4",),
-        "seed 000: learned column weights per board, exploration range, self-play training",
+        "learns from its own games: remembers how good each column was on every board it has "
+        "met and plays the best (trying others now and then); untrained it counts open lines",
         TrainerAgent,
+        params=PARAMS,
     )
 ]

@@ -38,7 +38,17 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from engine.agents.base import AgentInfo, Budget, Decision, LearningAgent, require_moves
+from engine.agents.base import (
+    MEMORY,
+    AgentInfo,
+    Budget,
+    Decision,
+    LearningAgent,
+    check_params,
+    choice,
+    number,
+    require_moves,
+)
 from engine.agents.greedy import GreedyAgent
 from engine.games.base import GameState, Move
 from engine.games.othello import PASS, OthelloState
@@ -84,8 +94,12 @@ def zero_grid() -> Grid:
 
 
 def encode_grid(grid: Grid) -> bytes:
-    """The memory value of a grid: 64 little-endian float64, a1..h8."""
-    return np.asarray(grid, dtype="<f8").reshape(64).tobytes()
+    """The memory value of a grid: 64 little-endian float64, a1..h8 (finite values only: a NaN
+    stored once would make every capture score NaN, and the first legal move win every time)."""
+    flat = np.asarray(grid, dtype="<f8").reshape(64)
+    if not np.isfinite(flat).all():
+        raise ValueError("a weight grid must hold finite values only")
+    return flat.tobytes()
 
 
 def decode_grid(raw: bytes | None) -> Grid:
@@ -186,6 +200,13 @@ def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
     return best_move, best
 
 
+PARAMS = (
+    number("capture_share", 0, 1, "the share of moves played by the grid (else greedy)"),
+    choice("grid", GRIDS, "the fixed positional grid, or the grid learned from games"),
+    MEMORY,
+)
+
+
 class WeightGridAgent(LearningAgent):
     """Weight-capture on `capture_share` of the moves, greedy-random on the others (seed 001)."""
 
@@ -196,12 +217,11 @@ class WeightGridAgent(LearningAgent):
     def __init__(
         self, capture_share: float = 0.2, grid: str | None = None, memory: str | None = None
     ) -> None:
-        if not 0.0 <= capture_share <= 1.0:
-            raise ValueError(f"capture_share must be in [0, 1], got {capture_share}")
         if grid is None:
             grid = "learned" if memory is not None else "default"
-        if grid not in GRIDS:
-            raise ValueError(f"unknown weight grid {grid!r}: choose default or learned")
+        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid)
+        if memory is not None:
+            check_params(PARAMS, "weightgrid", memory=memory)
         self.capture_share = capture_share
         self.grid_name = grid
         self.memory_name = memory or "default"
@@ -262,8 +282,9 @@ AGENT_INFOS = [
     AgentInfo(
         "weightgrid",
         ("othello",),
-        "seed 001: weight-capture 20% of moves, greedy-random otherwise "
-        "(grid=default: fixed positional grid; grid=learned or memory=NAME: the learned grid)",
+        "mostly flips as many discs as it can; one move in five it takes the discs worth "
+        "most on a grid of square values (a fixed grid, or one it learned from its games)",
         WeightGridAgent,
+        params=PARAMS,
     )
 ]
