@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
 import logging
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,8 @@ class Config:
     workers: int = 2
     dev_guild: int | None = None
     turn_seconds: float = 600.0
+    resume_grace: float = 120.0
+    job_seconds: float = 30.0
     sync_commands: bool = False
     log_level: str | None = None  # None: INFO for the Discord bot, WARNING for the console
 
@@ -58,6 +62,8 @@ class Config:
             workers=int(number("BOARDBOT_WORKERS", cls.workers, int)),
             dev_guild=int(guild) if guild else None,
             turn_seconds=number("BOARDBOT_TURN_SECONDS", cls.turn_seconds),
+            resume_grace=number("BOARDBOT_RESUME_GRACE", cls.resume_grace),
+            job_seconds=number("BOARDBOT_JOB_SECONDS", cls.job_seconds),
             sync_commands=values.get("BOARDBOT_SYNC", "").lower() in ("1", "true", "yes"),
             log_level=(values.get("BOARDBOT_LOG_LEVEL") or "").upper() or None,
         )
@@ -77,17 +83,57 @@ def _read_dotenv(path: Path) -> dict[str, str]:
     return out
 
 
+class StartError(Exception):
+    """The bot cannot start; the message is the one line to show."""
+
+
 async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
-    """Open the store, start and warm the engine pool, and make the lobby."""
+    """Claim the database, open the store, start and warm the engine pool, make the lobby.
+
+    Returns (lobby, guard): the guard holds the database until `shut_down` releases it.
+    """
+    import sqlite3
+
+    from db.errors import StoreError
+    from db.instance import InstanceLock
     from db.store import Store
     from lobby.core import Lobby, LobbyConfig
     from lobby.pool import EnginePool
 
-    store = await Store.open(config.db_path)
-    pool = EnginePool(workers=config.workers)
-    await pool.start()
-    lobby = Lobby(store, pool, LobbyConfig(turn_seconds=config.turn_seconds))
-    return lobby
+    guard = InstanceLock(config.db_path)
+    try:
+        guard.acquire()
+        store = await Store.open(config.db_path)
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        guard.release()
+        raise StartError(f"cannot use the database {config.db_path}: {exc}") from None
+    pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)
+    try:
+        await pool.start()
+    except BaseException:
+        await pool.close()
+        await store.close()
+        guard.release()
+        raise
+    lobby_config = LobbyConfig(turn_seconds=config.turn_seconds, resume_grace=config.resume_grace)
+    return Lobby(store, pool, lobby_config), guard
+
+
+async def shut_down(lobby, guard) -> None:  # type: ignore[no-untyped-def]
+    """In order: agent turns stop (a commit in flight completes), learning still in the
+    outbox is applied, the engine pool closes, the store closes, the database is released."""
+    await lobby.close()
+    await lobby.pool.close()
+    await lobby.store.close()
+    guard.release()
+
+
+def on_signals(callback) -> None:  # type: ignore[no-untyped-def]
+    """Call `callback()` on SIGTERM and SIGINT (a service manager's stop, or Ctrl-C)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on every platform
+            loop.add_signal_handler(sig, callback)
 
 
 async def run_console(config: Config) -> int:
@@ -97,27 +143,26 @@ async def run_console(config: Config) -> int:
     for stream in (sys.stdin, sys.stdout):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
-    lobby = await build_lobby(config)
+    lobby, guard = await build_lobby(config)
+    stop = asyncio.Event()
+    on_signals(stop.set)
     try:
-        return await console_main(lobby, sys.stdin, sys.stdout)
+        return await console_main(lobby, sys.stdin, sys.stdout, stop=stop)
     finally:
-        await lobby.close()
-        await lobby.pool.close()
-        await lobby.store.close()
+        await shut_down(lobby, guard)
 
 
 async def run_discord(config: Config) -> int:
     from cogs.client import BoardBot
 
-    lobby = await build_lobby(config)
+    lobby, guard = await build_lobby(config)
     bot = BoardBot(lobby, dev_guild=config.dev_guild, sync_commands=config.sync_commands)
+    on_signals(lambda: asyncio.ensure_future(bot.close()))
     try:
         async with bot:
             await bot.start(config.token or "")
     finally:
-        await lobby.close()
-        await lobby.pool.close()
-        await lobby.store.close()
+        await shut_down(lobby, guard)
     return 0
 
 
@@ -144,11 +189,14 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if use_discord:
-        return asyncio.run(run_discord(config))
     try:
+        if use_discord:
+            return asyncio.run(run_discord(config))
         return asyncio.run(run_console(config))
-    except KeyboardInterrupt:  # Ctrl-C in the console: leave quietly
+    except StartError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C before the handlers were in place: leave quietly
         return 130
 
 

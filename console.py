@@ -294,6 +294,15 @@ class Console:
             if snap.seat_to_move.is_agent:
                 await self.advance(snap.id)
 
+    def resume_botmatch(self, snap: Snapshot) -> None:
+        """A bot match an earlier process left running: it goes on as this session's."""
+        self.watched.add(snap.id)
+        self.seen_ply.setdefault(snap.id, snap.match.ply)
+        if snap.id not in self.botmatches:
+            self.botmatches.append(snap.id)
+        match_id = snap.id
+        self.background(lambda: self.lobby.run_botmatch(match_id), f"bot match #{match_id}")
+
     async def current(self, *, playable: bool) -> Snapshot:
         """The current user's most recent match of this session (live and playable if asked)."""
         for match_id in reversed(self.matches.get(self.user, [])):
@@ -519,11 +528,12 @@ class Console:
     async def cmd_quit(self, opts: dict[str, str]) -> bool:
         return False
 
-    async def close(self, *, finish: bool) -> None:
-        """Wait for the bot matches (end of a script) or stop them (/quit), then cancel the rest."""
+    async def close(self, *, finish: bool, keep: bool = False) -> None:
+        """Wait for the bot matches (end of a script) or stop them (/quit), then cancel the
+        rest; `keep`: leave them live for the next start (SIGTERM, Ctrl-C)."""
         if finish:
             await self.wait()
-        for match_id in self.botmatches:
+        for match_id in [] if keep else self.botmatches:
             with contextlib.suppress(LobbyError, StoreError):
                 if (await self.lobby.snapshot(match_id)).live:
                     await self.lobby.stop(match_id)
@@ -561,8 +571,16 @@ def _start_reader(stdin: IO[str], loop: asyncio.AbstractEventLoop) -> asyncio.Qu
     return queue
 
 
-async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: str = "you") -> int:
-    """Run the console until /quit or the end of stdin; returns the exit code."""
+async def run_console(
+    lobby: Lobby,
+    stdin: IO[str],
+    stdout: IO[str],
+    *,
+    user: str = "you",
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Run the console until /quit, the end of stdin or `stop` (SIGTERM/Ctrl-C); the exit
+    code. It resumes what an earlier process left, as the Discord bot does."""
     try:
         interactive = bool(stdin.isatty())
     except (AttributeError, ValueError):
@@ -570,6 +588,7 @@ async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: st
     console = Console(lobby, stdout, check_name(user), interactive)
     lobby.listeners.append(console.on_snapshot)
     finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
+    stopped = False  # a signal: leave everything live for the next start
     clock: asyncio.Future[None] | None = None
     try:
         if interactive:
@@ -579,7 +598,11 @@ async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: st
                 " - /help lists the commands, /quit leaves."
             )
         try:
-            await lobby.expire_turns()  # clocks that ran out while no front end was running
+            # What a killed process left: finished games are finished, clocks get a grace,
+            # agents to move move, bot matches go on (as this session's).
+            for snap in await lobby.resume():
+                if snap.match.kind == "eve":
+                    console.resume_botmatch(snap)
             await console.adopt(console.user)
         except (LobbyError, StoreError) as exc:
             console.error(str(exc))
@@ -587,8 +610,11 @@ async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: st
         queue = _start_reader(stdin, asyncio.get_running_loop())
         while True:
             console.prompt()
-            line = await queue.get()
+            line = await _next_line(queue, stop)
             console.prompt_shown = False
+            if line is _STOPPED:
+                stopped = True
+                break
             if line is None:
                 finish = not interactive  # Ctrl-D in a terminal is /quit
                 if interactive:
@@ -601,10 +627,27 @@ async def run_console(lobby: Lobby, stdin: IO[str], stdout: IO[str], *, user: st
                 break
         return 0
     finally:
-        await console.close(finish=finish)
+        await console.close(finish=finish, keep=stopped)
         if clock is not None:
             clock.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await clock
         with contextlib.suppress(ValueError):
             lobby.listeners.remove(console.on_snapshot)
+
+
+_STOPPED = "\x00stopped"
+
+
+async def _next_line(queue: asyncio.Queue[str | None], stop: asyncio.Event | None) -> str | None:
+    """The next input line (None at the end of input), or _STOPPED once `stop` is set."""
+    if stop is None:
+        return await queue.get()
+    getter = asyncio.ensure_future(queue.get())
+    waiter = asyncio.ensure_future(stop.wait())
+    done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if getter in done:
+        return getter.result()
+    getter.cancel()
+    return _STOPPED
