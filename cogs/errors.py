@@ -1,4 +1,4 @@
-"""One error pipeline for slash commands and components: an ephemeral reply, nothing changed.
+"""One error pipeline for slash commands and components: one ephemeral line, no traceback.
 
 People see the lobby's own words for expected refusals (not your turn, out of date, ...); an
 unexpected exception is logged with its traceback and the person gets a short apology. If the
@@ -8,6 +8,7 @@ interaction was already answered (e.g. deferred), the reply goes out as a follow
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 
 import discord
@@ -32,8 +33,11 @@ def describe(error: BaseException) -> str:
         return f"That option value is not valid: {error.value!r}."
     if isinstance(error, app_commands.CheckFailure):
         return "You cannot use that here."
+    if isinstance(original, sqlite3.OperationalError):  # busy, full for a moment: rolled back
+        log.warning("the store failed an interaction: %s", original)
+        return "The bot's database is busy right now; please try again in a moment."
     log.error("unexpected error in an interaction", exc_info=original)
-    return "Something went wrong on our side; it has been logged. Nothing was changed."
+    return "Something went wrong on our side; it has been logged."
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:

@@ -1,0 +1,137 @@
+"""`python bot.py` as a process under faults: a second process, a bad database, SIGTERM,
+kill -9 in the middle of a commit (the BOARDBOT_FAULT hook) and a restart on the same file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from db.instance import InstanceLock
+from engine.games.connect4 import Connect4State
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def env_for(db: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "BOARDBOT_DB": str(db),
+        "BOARDBOT_WORKERS": "1",
+        "DISCORD_TOKEN": "",
+        "BOARDBOT_FAULT": "",
+        **extra,
+    }
+
+
+def run_bot(db: Path, script: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bot.py")],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_for(db, **extra),
+        cwd=cwd,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_a_second_process_on_the_same_database_refuses_to_start(tmp_path: Path) -> None:
+    db = tmp_path / "one.db"
+    with InstanceLock(db):  # as a running bot holds it
+        proc = run_bot(db, "/quit\n", tmp_path)
+    one_line_error(proc, "another bot process", str(os.getpid()), str(db))
+    proc = run_bot(db, "/quit\n", tmp_path)  # released: it starts
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_corrupt_newer_or_unreachable_database_fails_with_one_line(tmp_path: Path) -> None:
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"this is not a database" * 100)
+    one_line_error(run_bot(corrupt, "", tmp_path), "not a database")
+    newer = tmp_path / "newer.db"
+    con = sqlite3.connect(newer)
+    con.execute("PRAGMA user_version = 999")
+    con.close()
+    one_line_error(run_bot(newer, "", tmp_path), "schema version 999")
+    unreachable = Path("/proc/boardbot-cannot-be-here/x.db")
+    one_line_error(run_bot(unreachable, "", tmp_path), str(unreachable))
+
+
+def _workers_of(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def test_sigterm_shuts_down_in_order_and_leaves_the_match_live(tmp_path: Path) -> None:
+    db = tmp_path / "term.db"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bot.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(db),
+        cwd=tmp_path,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("/botmatch game:othello first:easy second:easy delay:2\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "Move 2" not in proc.stdout.readline():
+        pass
+    workers = _workers_of(proc.pid)
+    assert workers, "the engine worker runs"
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+    con = sqlite3.connect(db)
+    [(status, ply)] = con.execute("SELECT status, ply FROM matches").fetchall()
+    con.close()
+    assert status == "live" and ply >= 1  # left for the next start, not stopped
+
+
+def test_a_kill_in_the_middle_of_a_game_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    db = tmp_path / "kill.db"
+    # The process dies (as kill -9) right after the 3rd move commit: alice's 2nd move.
+    first = run_bot(
+        db, "/play game:connect4 level:easy\n4\n4\n4\n/quit\n", tmp_path,
+        BOARDBOT_FAULT="after:write:commit_step:3",
+    )  # fmt: skip
+    assert first.returncode == 137
+    assert "Traceback" not in first.stderr
+    con = sqlite3.connect(db)
+    [(match_id, ply, status)] = con.execute("SELECT id, ply, status FROM matches").fetchall()
+    moves = [m for (m,) in con.execute("SELECT move FROM moves ORDER BY ply")]
+    con.close()
+    assert status == "live" and ply == len(moves) == 3
+    # The restart replies for the agent (it is to move) and the game goes on.
+    second = run_bot(db, "/board\n/quit\n", tmp_path)
+    assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr
+    con = sqlite3.connect(db)
+    moves = [m for (m,) in con.execute("SELECT move FROM moves ORDER BY ply")]
+    (ply,) = con.execute("SELECT ply FROM matches WHERE id = ?", (match_id,)).fetchone()
+    con.close()
+    assert ply == len(moves) == 4
+    Connect4State.from_moves("".join(moves))  # replays legally

@@ -1,0 +1,212 @@
+"""The Discord face under faults: failed or slow responses, lost boards, restarts.
+
+Each test makes a stubbed Discord request fail the way Discord does (10062 after 3 s, a 500,
+a 404 or 403 on a board) and checks that the match goes on and its board converges to what is
+stored, through discord.py's real dispatch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cogs.errors import describe
+from lobby.core import Lobby, Person
+from lobby.pool import EnginePool
+from tests.conftest import Clock
+from tests.discord_harness import Call, Harness, _http_error
+from tests.test_discord_bot import (
+    ALICE,
+    BOB,
+    MOD,
+    buttons,
+    callbacks,
+    column_ids,
+    description,
+    make_bot,
+)
+
+CALLBACK = ("POST", "/interactions/{webhook_id}/{webhook_token}/callback")
+ORIGINAL = ("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/@original")
+EDIT = ("PATCH", "/channels/{channel_id}/messages/{message_id}")
+
+
+def fail(h: Harness, key: tuple[str, str], status: int, code: int, times: int = 1) -> list[Call]:
+    """Make the next `times` requests of `key` fail as Discord would; the calls that failed."""
+    failed: list[Call] = []
+
+    def responder(call: Call) -> Any:
+        failed.append(call)
+        if len(failed) >= times:
+            del h.responders[key]
+        raise _http_error(status, code, "injected")
+
+    h.responders[key] = responder
+    return failed
+
+
+@pytest.fixture
+async def env(tmp_path: Path, clock: Clock, pool: EnginePool) -> AsyncIterator[Any]:
+    bot, h = await make_bot(tmp_path / "bot.db", clock, pool)
+    yield bot, h
+    await h.close()
+    await bot.lobby.close()
+    await bot.lobby.store.close()
+
+
+async def accepted_challenge(h: Harness) -> dict[str, Any]:
+    await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
+    invite = h.last_message(ephemeral=False)
+    accept = next(b["custom_id"] for b in buttons(invite) if b["custom_id"].startswith("ch:a"))
+    await h.click(invite, accept, user=BOB)
+    return h.last_message(ephemeral=False)
+
+
+@pytest.mark.parametrize(("status", "code"), [(404, 10062), (500, 0)])
+async def test_a_failed_click_response_still_starts_the_agent_and_shows_its_move(
+    env: Any, status: int, code: int
+) -> None:
+    bot, h = env
+    await h.slash("play", {"game": "connect4", "level": "medium"}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    failed = fail(h, CALLBACK, status, code)
+    calls = await h.click(board, column_ids(board)[3], user=ALICE, expect_response=False)
+    assert len(failed) == 1
+    [match] = await bot.lobby.store.live_matches()
+    assert match.ply == 2  # alice's move, and the agent's reply: the match did not freeze
+    board = h.messages[int(board["id"])]
+    assert "Move 3" in description(board) and len(column_ids(board)) == 7  # inputs enabled
+    assert all(cid.split(":")[2] == "2" for cid in column_ids(board))
+    edits = [c for c in calls if (c.method, c.route) == EDIT]
+    assert edits, "the board was edited with the bot token"
+    assert not any("Nothing was changed" in (c.content or "") for c in calls)
+
+
+async def test_person_vs_person_board_converges_after_a_failed_response(env: Any) -> None:
+    bot, h = env
+    board = await accepted_challenge(h)
+    fail(h, CALLBACK, 500, 0)
+    await h.click(board, column_ids(board)[3], user=ALICE, expect_response=False)
+    board = h.messages[int(board["id"])]
+    assert "Move 2" in description(board) and "bob" in description(board)
+    # bob's click on the board he sees is not stale: the move was shown
+    [cb] = callbacks(await h.click(board, column_ids(board)[3], user=BOB))
+    assert cb.callback_type == 7 and "Move 3" in cb.embeds[0]["description"]
+    [match] = await bot.lobby.store.live_matches()
+    assert match.ply == 2
+
+
+async def test_a_failed_deferral_leaves_no_match(env: Any) -> None:
+    bot, h = env
+    fail(h, CALLBACK, 404, 10062)
+    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE, expect_response=False)
+    assert await bot.lobby.store.live_matches() == []
+
+
+async def test_a_failed_first_board_is_filled_by_the_editor(env: Any) -> None:
+    bot, h = env
+    fail(h, ORIGINAL, 500, 0)
+    await h.slash("play", {"game": "connect4", "level": "easy", "first": "bot"}, user=ALICE)
+    [match] = await bot.lobby.store.live_matches()
+    assert match.message_id is not None
+    board = h.messages[match.message_id]
+    assert "Move 2" in description(board) and column_ids(board)  # the agent's move, playable
+
+
+async def test_a_bad_request_is_refused_before_anything_is_shown(env: Any) -> None:
+    bot, h = env
+    calls = await h.slash(
+        "botmatch", {"game": "othello", "first": "nope", "second": "easy"}, user=ALICE
+    )
+    [cb] = callbacks(calls)
+    assert cb.ephemeral and "unknown agent" in (cb.content or "")
+    assert await bot.lobby.store.live_matches() == []
+
+
+async def test_a_bot_match_whose_board_is_gone_stops_after_the_first_failure(env: Any) -> None:
+    bot, h = env
+    failed = fail(h, EDIT, 404, 10008, times=1000)  # the board's message gets deleted
+    await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "easy"}, user=ALICE)
+    stored = await bot.lobby.store.get_match(1)  # the only match of this database
+    assert stored is not None and stored.status == "abandoned" and stored.termination == "stopped"
+    assert stored.ply < 60  # stopped early, not played to its end
+    assert len(failed) == 1  # no edit after the first 404
+    assert bot.editor.tracked() == 0
+
+
+async def test_after_a_restart_every_live_board_shows_the_stored_position(
+    tmp_path: Path, clock: Clock, pool: EnginePool
+) -> None:
+    db = tmp_path / "restart.db"
+    bot, h = await make_bot(db, clock, pool)
+    board = await accepted_challenge(h)
+    # alice's move is stored, but the process dies before any response or edit shows it
+    bot.lobby.listeners.clear()
+    [match] = await bot.lobby.store.live_matches()
+    await bot.lobby.play(match.id, Person("user", ALICE.id, ALICE.name), 3)
+    await h.close()
+    await bot.lobby.store.close()
+    assert "Move 1" in description(h.messages[int(board["id"])])  # Discord shows the old ply
+
+    bot2, h2 = await make_bot(db, clock, pool, h.messages)
+    try:
+        shown = h2.messages[int(board["id"])]
+        assert "Move 2" in description(shown) and len(column_ids(shown)) == 7
+        [cb] = callbacks(await h2.click(shown, column_ids(shown)[2], user=BOB))
+        assert cb.callback_type == 7 and "Move 3" in cb.embeds[0]["description"]
+    finally:
+        await h2.close()
+        await bot2.lobby.close()
+        await bot2.lobby.store.close()
+
+
+async def test_a_stranger_clicking_during_the_bots_turn_hides_nothing(env: Any) -> None:
+    bot, h = env
+    gate = asyncio.Event()
+    choose: Callable[..., Any] = bot.lobby.pool.choose
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        await gate.wait()
+        return await choose(*args, **kwargs)
+
+    bot.lobby.pool.choose = held  # type: ignore[method-assign]
+    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    click = asyncio.ensure_future(h.click(board, column_ids(board)[3], user=ALICE))
+    await asyncio.sleep(0.05)
+    thinking = h.messages[int(board["id"])]
+    resign = next(b["custom_id"] for b in buttons(thinking) if b["custom_id"].startswith("rs:"))
+    for _ in range(5):  # a stranger spams Resign while the bot thinks
+        [cb] = callbacks(await h.click(thinking, resign, user=BOB))
+        assert cb.ephemeral
+    gate.set()
+    await click
+    await h.settle()
+    board = h.messages[int(board["id"])]
+    assert "Move 3" in description(board) and len(column_ids(board)) == 7
+
+
+async def test_stop_by_a_moderator_during_a_failed_response_still_shows_the_end(
+    env: Any, monkeypatch: Any
+) -> None:
+    _bot, h = env
+
+    async def idle(self: Lobby, match_id: int) -> Any:
+        return await self.snapshot(match_id)
+
+    monkeypatch.setattr(Lobby, "_turn", idle)
+    await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "medium"}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    stop = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("st:"))
+    fail(h, CALLBACK, 500, 0)
+    await h.click(board, stop, user=MOD, expect_response=False)
+    assert "stopped" in description(h.messages[int(board["id"])])
+
+
+def test_the_generic_error_never_claims_nothing_changed() -> None:
+    text = describe(RuntimeError("boom"))
+    assert "Nothing was changed" not in text and "logged" in text
