@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 ENV = "BOARDBOT_FAULT"
@@ -74,6 +75,8 @@ class Faults:
         n = self._count("fire", point)
         for rule in wanted:
             if rule.n == n:
+                for observer in observers:
+                    observer(point, rule.kind)
                 return rule.kind
         return None
 
@@ -97,6 +100,8 @@ def _from_env() -> Faults:
 
 #: The process's rules, read once at import.
 active = _from_env()
+#: Called with (point, kind) whenever a rule fires (a chaos run counts its faults).
+observers: list[Callable[[str, str], None]] = []
 
 
 def fire(point: str) -> str | None:

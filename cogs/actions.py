@@ -23,7 +23,7 @@ from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.render import board_embed, board_view
 from lobby.core import Person, Place, Snapshot, Where
-from lobby.errors import BadRequest, NotInMatch, StaleAction
+from lobby.errors import BadRequest, MatchOver, NotInMatch, StaleAction
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -119,21 +119,48 @@ async def answer_click(
     """
     bot = bot_of(interaction)
     async with bot.editor.responding(match_id) as shown:
-        task = asyncio.ensure_future(work)
-        done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
-        deferred = False
-        if not done:
-            with contextlib.suppress(discord.HTTPException):
-                await interaction.response.defer()
-                deferred = True
+        timer = _Deferral(interaction)
         try:
-            snap = await task
-        except StaleAction:
+            snap = await work
+        except (StaleAction, MatchOver) as exc:
+            # The board is out of date (or shows a game that has ended): show the current one.
+            await timer.settle()
             current = await bot.lobby.snapshot(match_id)
-            await show_board(interaction, shown, current, deferred=deferred)
-            await notify(interaction, STALE_NOTE)
+            await show_board(interaction, shown, current, deferred=timer.deferred)
+            await notify(interaction, STALE_NOTE if isinstance(exc, StaleAction) else str(exc))
             return
-        await show_board(interaction, shown, snap, deferred=deferred)
+        finally:
+            await timer.settle()
+        await show_board(interaction, shown, snap, deferred=timer.deferred)
+
+
+class _Deferral:
+    """Defers the interaction if the work is still running after DEFER_AFTER seconds.
+
+    The work runs in the caller's task (its errors reach the error pipeline as they are);
+    only the deferral runs beside it, and it never raises.
+    """
+
+    def __init__(self, interaction: discord.Interaction) -> None:
+        self.interaction = interaction
+        self.started = False
+        self.deferred = False
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        await asyncio.sleep(DEFER_AFTER)
+        self.started = True  # from here on the request is not cancelled: it may have landed
+        with contextlib.suppress(discord.HTTPException):
+            await self.interaction.response.defer()
+            self.deferred = True
+
+    async def settle(self) -> None:
+        """Stop the timer, or wait for a deferral already sent."""
+        if self.started:
+            await asyncio.shield(self.task)
+        elif not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
 
 
 async def notify(interaction: discord.Interaction, text: str) -> None:

@@ -65,6 +65,10 @@ class BoardBot(commands.Bot):
         if self.run_clock:
             self.lobby.spawn(self.lobby.run_clock())
 
+    async def close(self) -> None:
+        await self.editor.close()
+        await super().close()
+
 
 def command_payloads() -> list[dict[str, Any]]:
     """The application commands as the JSON `tree.sync()` would send (every extension's)."""

@@ -157,6 +157,8 @@ class BoardEditor:
             slot.latest = snap
         if slot.editing:
             slot.force = True
+        elif not snap.live:
+            self._final_shown(snap)
 
     # ------------------------------------------------------------------ the edit loop
 
@@ -202,6 +204,8 @@ class BoardEditor:
                 retries = 0
                 if not slot.force:  # no response overlapped: the board shows this edit
                     slot.shown = _moment(snap)
+                    if not snap.live:
+                        self._final_shown(snap)
             elif slot.dead:
                 await self._board_gone(snap)
                 return
@@ -247,6 +251,10 @@ class BoardEditor:
                 return False
             log.warning("could not edit the board of match %s: %s", snap.id, exc)
             return False
+        except (OSError, RuntimeError, AttributeError) as exc:  # no connection (closing)
+            self.failures += 1
+            log.warning("could not edit the board of match %s: %r", snap.id, exc)
+            return False
         self.edits += 1
         return True
 
@@ -264,6 +272,18 @@ class BoardEditor:
         slot = self._boards.get(match_id)
         if slot is not None and not slot.editing and match_id not in self._responding:
             del self._boards[match_id]
+
+    def _final_shown(self, snap: Snapshot) -> None:
+        """Record that the end is shown, so a restart does not edit this board again."""
+        if snap.match.status != "live":
+            self.bot.lobby.spawn(self.bot.lobby.final_shown(snap.id))
+
+    async def close(self) -> None:
+        """Stop editing (the bot is closing): the next start edits every live board anyway."""
+        tasks = [slot.task for slot in self._boards.values() if slot.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def tracked(self) -> int:
         """How many boards the editor remembers (finished ones are forgotten)."""

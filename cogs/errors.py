@@ -33,6 +33,9 @@ def describe(error: BaseException) -> str:
         return f"That option value is not valid: {error.value!r}."
     if isinstance(error, app_commands.CheckFailure):
         return "You cannot use that here."
+    if isinstance(original, discord.HTTPException):  # Discord refused or failed a response
+        log.warning("Discord failed a response: %s", original)
+        return "Discord did not accept the bot's answer; please try again."
     if isinstance(original, sqlite3.OperationalError):  # busy, full for a moment: rolled back
         log.warning("the store failed an interaction: %s", original)
         return "The bot's database is busy right now; please try again in a moment."

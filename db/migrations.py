@@ -164,10 +164,20 @@ CREATE INDEX outbox_kind ON outbox (kind, id);
 ALTER TABLE moves ADD COLUMN fallback TEXT;
 """
 
+_V3 = """
+-- Whether the message of an ended match shows its end: 0 from the finish until a board edit
+-- or a response shows it, so a restart can edit the boards a kill left showing a live game.
+ALTER TABLE matches ADD COLUMN final_shown INTEGER NOT NULL DEFAULT 1
+    CHECK (final_shown IN (0, 1));
+
+CREATE INDEX matches_unshown ON matches (id) WHERE final_shown = 0;
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
     (2, _V2),
+    (3, _V3),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

@@ -183,6 +183,9 @@ class MemoryWrite:
     name: str
     rows: Mapping[bytes, bytes]
     games: int = 0
+    #: Also count the games under this key of the memory's meta ("matches" learned from,
+    #: "trained" by jobs), so games_trained can be checked against its sources.
+    counter: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,7 @@ RatingFn: TypeAlias = Callable[[Match, Mapping[int, Rating | None]], Sequence[Ra
 Params: TypeAlias = Sequence[Any] | Mapping[str, Any]
 
 _GAME_RE = re.compile(r"^[a-z0-9_]+$")
+_COUNTER_RE = re.compile(r"^[a-z_]{1,32}$")
 
 _PLAYER_COLS = "id, kind, display_name, discord_id, agent_key, local_name, created_at, updated_at"
 _MATCH_COLS = (
@@ -449,6 +450,22 @@ class Store:
         )
         return [int(r[0]) for r in rows]
 
+    async def final_shown(self, match_id: int) -> None:
+        """The message of an ended match shows its end (see :meth:`unshown_finals`)."""
+        async with self._write("final_shown") as conn:
+            await conn.execute(
+                "UPDATE matches SET final_shown = 1 WHERE id = ? AND final_shown = 0", (match_id,)
+            )
+
+    async def unshown_finals(self) -> list[int]:
+        """Ended matches whose message may still show the game as live (a kill came between
+        the finish and the board edit), oldest first."""
+        rows = await self._fetchall(
+            "SELECT id FROM matches WHERE final_shown = 0 AND status <> 'live'"
+            f" AND message_id IS NOT NULL AND {_NOT_SET_ASIDE} ORDER BY id"
+        )
+        return [int(r[0]) for r in rows]
+
     async def set_aside(self, match_id: int, reason: str) -> None:
         """Mark a match that fails in a way a retry cannot mend: recovery and clocks skip it."""
         async with self._write("set_aside") as conn:
@@ -643,7 +660,8 @@ class Store:
             if finish is not None:
                 await conn.execute(
                     "UPDATE matches SET status = ?, result = ?, termination = ?,"
-                    " finished_at = ?, updated_at = ?, turn_deadline = NULL WHERE id = ?",
+                    " finished_at = ?, updated_at = ?, turn_deadline = NULL,"
+                    " final_shown = (message_id IS NULL) WHERE id = ?",
                     (finish.status, finish.result, finish.termination, now, now, match_id),
                 )
             for kind, payload in outbox_rows:
@@ -930,21 +948,30 @@ class Store:
             kind, name = _nonempty("kind", w.kind), _nonempty("name", w.name)
             if w.games < 0:
                 raise ValueError("games must be >= 0")
+            if w.counter is not None and not _COUNTER_RE.match(w.counter):
+                raise ValueError(f"counter must match {_COUNTER_RE.pattern}, got {w.counter!r}")
             rows = [(_key_bytes(k), _value_bytes(v)) for k, v in w.rows.items()]
-            prepared.append((kind, name, rows, w.games))
+            prepared.append((kind, name, rows, w.games, w.counter))
         async with self._write("memory_apply") as conn:
             if outbox_id is not None:
                 cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
                 if cursor.rowcount == 0:
                     return False
             now = self._clock()
-            for kind, name, rows, games in prepared:
+            for kind, name, rows, games, counter in prepared:
                 await _ensure_memory_meta(conn, kind, name, now)
                 await conn.execute(
                     "UPDATE agent_memory_meta SET games_trained = games_trained + ?,"
                     " updated_at = ? WHERE kind = ? AND name = ?",
                     (games, now, kind, name),
                 )
+                if counter is not None:
+                    path = f"$.{counter}"
+                    await conn.execute(
+                        "UPDATE agent_memory_meta SET meta = json_set(meta, ?,"
+                        " coalesce(json_extract(meta, ?), 0) + ?) WHERE kind = ? AND name = ?",
+                        (path, path, games, kind, name),
+                    )
                 await conn.executemany(
                     "INSERT INTO agent_memory (kind, name, key, value, updated_at)"
                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, name, key)"

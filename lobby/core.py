@@ -771,7 +771,16 @@ class Lobby:
             if snap.live:
                 out.append(snap)
                 self._schedule(snap)
+        for match_id in await self.store.unshown_finals():  # ended, but maybe not shown so
+            try:
+                await self._emit(await self.snapshot(match_id))
+            except Exception as exc:
+                await self._failed(match_id, "resume", exc, at_once=True)
         return out
+
+    async def final_shown(self, match_id: int) -> None:
+        """A front end showed the end of this match (a restart need not show it again)."""
+        await self.store.final_shown(match_id)
 
     async def _resume_one(self, match_id: int) -> Snapshot:
         async with self._lock(match_id):

@@ -51,6 +51,7 @@ from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent
 from engine.games import new_game
 from engine.games.base import GameState, Move
+from lobby.pool import JobTimeout, PoolClosed, WorkerCrashed
 
 if TYPE_CHECKING:
     from db.models import Match, MemoryInfo, OutboxItem, Rating
@@ -250,7 +251,7 @@ class LearningHub:
 
         Call with the memory's lock held (read-learn-write must not interleave).
         """
-        await self.store.memory_apply([MemoryWrite(kind, name, rows, games)])
+        await self.store.memory_apply([MemoryWrite(kind, name, rows, games, "trained")])
         self._cached_put(kind, name, rows, games)
 
     def _cached_put(self, kind: str, name: str, rows: Mapping[bytes, bytes], games: int) -> None:
@@ -319,7 +320,7 @@ class LearningHub:
                     current.update({k: new[k] for k in keys if k in new})  # the other seat's
                     new.update(group.agent.learn(states, moves, seat, score, current))
                 if asked or new:  # settings that keep no memory (a fixed grid) write nothing
-                    writes.append(MemoryWrite(kind, name, new, 1))
+                    writes.append(MemoryWrite(kind, name, new, 1, "matches"))
             if not await self.store.memory_apply(writes, outbox_id=outbox_id):
                 return 0  # applied before (a retry after a kill)
             for w in writes:
@@ -461,6 +462,17 @@ class LearningHub:
         job.task = asyncio.ensure_future(self._train(job, pool, game, spec, budget, opponent, rng))
         return job
 
+    async def _batch(
+        self, pool: EnginePool, request: TrainRequest, snapshot: dict[bytes, bytes], mid: MemoryId
+    ) -> TrainResult:
+        """One batch in the pool; a batch whose worker crashed or hung is tried once more (on
+        another worker: the pool replaces a dead one), then the job stops with the error."""
+        try:
+            return await pool.run(train_batch_in_worker, request, snapshot)
+        except (JobTimeout, WorkerCrashed) as exc:
+            log.warning("training %s/%s: a batch failed (%s); trying it once more", *mid, exc)
+            return await pool.run(train_batch_in_worker, request, snapshot)
+
     async def _train(
         self,
         job: TrainingJob,
@@ -486,7 +498,7 @@ class LearningHub:
                         game, spec, budget, opponent, batch, rng.getrandbits(63), p.done
                     )
                     t0 = time.perf_counter()
-                    result = await pool.run(train_batch_in_worker, request, snapshot)
+                    result = await self._batch(pool, request, snapshot, mid)
                     seconds = time.perf_counter() - t0
                     await self.put(*mid, result.rows, games=result.games)
                 p.add(result.scores)
@@ -496,6 +508,9 @@ class LearningHub:
         except asyncio.CancelledError:
             job.cancelled = True
             raise
+        except (PoolClosed, sqlite3.OperationalError) as exc:  # shutting down, or a busy store
+            log.warning("training %s/%s stopped: %s", *mid, exc)
+            p.error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:
             log.exception("training %s/%s failed", *mid)
             p.error = f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,279 @@
+"""The bot under test in a chaos run (`benchmarks/chaos.py` starts and kills it).
+
+The real bot: `bot.build_lobby` (the database guard, SQLite, the spawn worker pool, the lobby)
+and `BoardBot` with its cogs, driven through discord.py's real dispatch by the offline harness
+(`tests/discord_harness.py`). Discord itself is the harness's fake, whose messages are streamed
+to the driver as they change (before the bot sees the response), so the driver always knows
+what Discord shows, even after a kill.
+
+Protocol: JSON lines. In (stdin), each with an `id`: `slash`, `click`, `delete` (a message is
+deleted in Discord), `fail` (the next N requests of a kind fail as Discord would), `stats`,
+`quit`. Out (stdout): `ready`, `msg` / `del` (Discord's messages), `done` (a request's
+outcome), `fault` (a BOARDBOT_FAULT rule fired), `stats`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import logging
+import os
+import random
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import discord
+
+import faults
+from bot import Config, build_lobby, shut_down
+from cogs.client import BoardBot
+from tests import discord_harness
+from tests.discord_harness import Call, Harness, HarnessError, _http_error, user
+
+CALLBACK = ("POST", "/interactions/{webhook_id}/{webhook_token}/callback")
+EDIT = ("PATCH", "/channels/{channel_id}/messages/{message_id}")
+ROUTES = {"callback": CALLBACK, "edit": EDIT}
+
+
+def emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+class Messages(dict[int, Any]):
+    """Discord's messages: every change is sent to the driver before the bot sees it."""
+
+    def __setitem__(self, key: int, value: Any) -> None:
+        super().__setitem__(key, value)
+        emit({"ev": "msg", "msg": value})
+
+    def pop(self, key: int, *default: Any) -> Any:  # type: ignore[override]
+        found = key in self
+        value = super().pop(key, *default)
+        if found:
+            emit({"ev": "del", "id": key})
+        return value
+
+
+def _ours(task: asyncio.Task[Any]) -> bool:
+    """Background work of the bot that a request must not wait for (turns, clocks, edits)."""
+    code = getattr(task.get_coro(), "cr_code", None)
+    path = getattr(code, "co_filename", "")
+    return any(part in path for part in ("/lobby/", "/cogs/editor.py", "/cogs/training.py"))
+
+
+class Child:
+    def __init__(self, bot: BoardBot, harness: Harness, seed: int, edit_failure: float) -> None:
+        self.bot = bot
+        self.h = harness
+        self.rng = random.Random(seed)
+        self.edit_failure = edit_failure
+        self.fail_next: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for key in (CALLBACK, EDIT):
+            harness.responders[key] = self._responder(key)
+
+    def _responder(self, key: tuple[str, str]) -> Any:
+        default = self.h._webhook_response if key == CALLBACK else None
+
+        def respond(call: Call) -> Any:
+            queue = self.fail_next.get(key)
+            if queue:
+                status, code = queue.pop(0)
+                raise _http_error(status, code, "injected by the chaos run")
+            if key == EDIT and self.rng.random() < self.edit_failure:
+                status = self.rng.choice((500, 429))
+                emit({"ev": "fault", "point": "edit", "kind": str(status)})
+                raise _http_error(status, 0, "injected by the chaos run")
+            del self.h.responders[key]  # the harness's own answer
+            try:
+                if default is not None:
+                    rec = self.h._interactions.get(call.path_params.get("webhook_token", ""))
+                    return default(call, rec, call.json or {}, call.files)
+                return self.h._http_response(call, call.json or {}, call.files)
+            finally:
+                self.h.responders[key] = respond
+
+        return respond
+
+    def person(self, uid: int, admin: bool = False) -> Any:
+        perms = discord.Permissions(manage_guild=True, manage_messages=True) if admin else None
+        if perms is None:
+            return user(uid, f"p{uid}")
+        return user(uid, f"p{uid}", permissions=perms.value | 0x400 | 0x800)
+
+    async def handle(self, req: dict[str, Any]) -> None:
+        rid, op = req.get("id"), req["op"]
+        out: dict[str, Any] = {"ev": "done", "id": rid}
+        try:
+            if op == "slash":
+                options = dict(req.get("options") or {})
+                for key, value in list(options.items()):
+                    if isinstance(value, dict) and "user" in value:
+                        options[key] = self.person(value["user"])
+                gid = self.h.guild_id
+                data = self.h._command_data(req["name"], options, subcommand=None, guild_id=gid)
+                payload = self.h.interaction_payload(
+                    2,
+                    data,
+                    user=self.person(req["user"], req.get("admin", False)),
+                    guild_id=gid,
+                    channel_id=req.get("channel"),
+                )
+                calls = await self.h.dispatch(payload)
+                mine = int(payload["id"])  # other requests run meanwhile: keep this one's
+                out["calls"] = [_summary(c) for c in calls if c.interaction_id == mine]
+            elif op == "click":
+                calls = await self.h.click(
+                    req["message"],
+                    req["custom_id"],
+                    user=self.person(req["user"], req.get("admin", False)),
+                    values=req.get("values"),
+                    expect_response=False,
+                )
+                out["calls"] = [_summary(c) for c in calls]
+            elif op == "delete":
+                self.h.messages.pop(int(req["message_id"]), None)
+            elif op == "fail":
+                key = ROUTES[req["kind"]]
+                self.fail_next.setdefault(key, []).extend(
+                    [(int(req["status"]), int(req["code"]))] * int(req.get("times", 1))
+                )
+        except HarnessError as exc:
+            kind = "spec_errors" if type(exc).__name__ == "SpecError" else "unhandled"
+            out["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            emit({"ev": "error", "kind": kind, "text": out["error"]})
+        except Exception as exc:  # report, keep serving
+            out["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            emit({"ev": "error", "kind": "unhandled", "text": out["error"]})
+        emit(out)
+
+
+class _ErrorLogs(logging.Handler):
+    """Every ERROR the bot logs is reported (a correct bot logs none in a chaos run)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        emit({"ev": "error", "kind": "error_logs", "text": record.getMessage()[:300]})
+
+
+def _summary(call: Call) -> dict[str, Any]:
+    return {
+        "route": call.route,
+        "method": call.method,
+        "type": call.callback_type,
+        "ephemeral": call.ephemeral,
+        "content": (call.content or "")[:200],
+        "message_id": _message_id(call.response),
+    }
+
+
+def _message_id(response: Any) -> str | None:
+    """The message a request made or changed, from the fake Discord's answer."""
+    if not isinstance(response, dict):
+        return None
+    if "resource" in response:  # an interaction callback
+        message = response["resource"].get("message") or {}
+        return message.get("id") or response["interaction"].get("response_message_id")
+    return response.get("id")
+
+
+async def run(args: argparse.Namespace) -> int:
+    _dump_tasks_on_sigusr1()
+    faults.observers.append(lambda point, kind: emit({"ev": "fault", "point": point, "kind": kind}))
+    config = Config(
+        db_path=args.db,
+        workers=args.workers,
+        turn_seconds=args.turn_seconds,
+        resume_grace=args.grace,
+        job_seconds=args.job_seconds,
+    )
+    lobby, guard = await build_lobby(config)
+    bot = BoardBot(lobby, run_clock=True, challenge_seconds=args.challenge_seconds)
+    known = json.loads(Path(args.discord).read_text()) if args.discord else {}
+    messages = {int(k): v for k, v in known.items()}
+    # Discord's ids never repeat: this process's fake Discord counts on from the last one.
+    latest = max(messages, default=discord_harness._EPOCH_BASE)
+    discord_harness._SNOWFLAKES = itertools.count(
+        ((latest - discord_harness._EPOCH_BASE) >> 22) + 1000
+    )
+
+    class StreamingHarness(Harness):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            self.messages = Messages()
+
+    h = await StreamingHarness.create(
+        bot,
+        messages=messages,
+        timeout=60.0,
+        raise_errors=False,
+        ignore_task=_ours,
+    )
+    child = Child(bot, h, args.seed, args.edit_failure)
+    emit({"ev": "ready", "pid": os.getpid()})
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    pending: set[asyncio.Task[None]] = set()
+    while True:
+        line = await reader.readline()
+        if not line:
+            break
+        req = json.loads(line)
+        if req["op"] == "quit":
+            break
+        task = asyncio.ensure_future(child.handle(req))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending, return_exceptions=True)
+    await h.close(close_bot=True)
+    await shut_down(lobby, guard)
+    emit({"ev": "bye"})
+    return 0
+
+
+def _dump_tasks_on_sigusr1() -> None:
+    """`kill -USR1 <pid>` prints every task's stack to stderr (to see what a run waits on)."""
+
+    def dump() -> None:
+        for task in asyncio.all_tasks():
+            coro: Any = task.get_coro()
+            chain = []
+            while coro is not None:
+                frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+                if frame is not None:
+                    chain.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+                coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+            print(task.get_name(), " -> ".join(chain), file=sys.stderr)
+        sys.stderr.flush()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--discord", default="")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--turn-seconds", type=float, default=20.0)
+    parser.add_argument("--grace", type=float, default=8.0)
+    parser.add_argument("--job-seconds", type=float, default=10.0)
+    parser.add_argument("--challenge-seconds", type=float, default=20.0)
+    parser.add_argument("--edit-failure", type=float, default=0.03)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    logging.getLogger().addHandler(_ErrorLogs())
+    return asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
