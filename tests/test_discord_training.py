@@ -156,7 +156,7 @@ async def test_agents_lists_every_agent_within_limits(env: Any) -> None:
     assert "minimax (levels medium, hard)" in text
     assert "**Memory** default: " in text and "4 games learned" in text
     assert (
-        "trainer\nseed 000" in text and "nothing yet (train it with /train agent:trainer)" in text
+        "trainer\nlearns from its own games" in text and "nothing yet (train it with /train agent:trainer)" in text
     )
     calls = await h.slash("agents", {}, user=ALICE)  # both games
     for call in calls:

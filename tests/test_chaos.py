@@ -1,0 +1,52 @@
+"""A small seeded chaos run (the full one is `python -m benchmarks.chaos`, figures in the notes).
+
+About 20 matches and 5 kills of the real bot process (kill -9 by the fault hook and at random
+moments), with failed Discord responses and edits, a worker crash or hang and a busy or full
+database: every violation count must be 0.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
+    out = tmp_path / "chaos.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.chaos",
+            "--matches", "20",
+            "--kills", "5",
+            "--seed", "4",
+            "--workers", "1",
+            "--turn-seconds", "8",
+            "--grace", "4",
+            "--epoch-seconds", "2", "5",
+            "--stop-botmatches",
+            "--json", str(out),
+            "--workdir", str(tmp_path / "run"),
+        ],  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.exists(), proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert {k: v for k, v in result["violations"].items() if v} == {}, result["details"]
+    assert proc.returncode == 0
+    assert result["kills"] == 5 and result["matches"] >= 15
+    faults = result["faults"]
+    assert sum(v for k, v in faults.items() if k.startswith("response:")) > 0
+    assert sum(v for k, v in faults.items() if k.startswith("write:")) > 0
+    assert sum(v for k, v in faults.items() if k.startswith("job:")) > 0
