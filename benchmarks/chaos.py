@@ -189,7 +189,11 @@ class Driver:
         ready.cancel()
         died.cancel()
         if not self._ready.is_set():
-            raise RuntimeError("the bot did not start; see child.log")
+            if not self._died.is_set():
+                raise RuntimeError("the bot did not start in 120 s; see child.log")
+            await self.wait_down()  # killed while starting (the hook fired during resume)
+            self.note("the bot died while starting; starting it again")
+            return await self.start_child()
         ready_at = time.time()
         if self._down_at is not None:
             self.restarts.append((self._down_at, ready_at))
