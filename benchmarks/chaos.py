@@ -381,7 +381,7 @@ class Driver:
                 if await self._start(what, channel):
                     return
                 self.faults["start_retried"] += 1
-        except ChildDied:
+        except (ChildDied, asyncio.CancelledError):  # the kill came first
             retry.append(what)
             raise
 

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,7 +56,10 @@ _MAX_BACKOFF = 30.0
 
 # Agents are built once per worker process and reused: building may load numba kernels or
 # learned memory.
-_agents: dict[tuple[AgentSpec, str], Agent] = {}
+_agents: OrderedDict[tuple[AgentSpec, str], Agent] = OrderedDict()
+#: Agents kept per worker, least recently used dropped first: an agent can hold a big table
+#: (an Othello search table is 16 MB), and specs come from people.
+MAX_AGENTS = 32
 
 
 class JobFailed(Exception):
@@ -81,6 +84,10 @@ def worker_agent(spec: AgentSpec, game: str) -> Agent:
     agent = _agents.get(key)
     if agent is None:
         agent = _agents[key] = registry.build(spec, game)
+        while len(_agents) > MAX_AGENTS:
+            _agents.popitem(last=False)
+    else:
+        _agents.move_to_end(key)
     return agent
 
 
@@ -177,7 +184,9 @@ class EnginePool:
     `workers=0` runs jobs in a thread of this process instead (for tests of the code above the
     pool): one at a time, with the same caps, but a thread cannot be killed, so a job past its
     cap raises `JobTimeout` and goes on running in the background. The bot always uses
-    processes. `warm=False` skips the warm-up (tests); `ceiling` bounds every job's cap.
+    processes. `warm=False` skips the warm-up (tests); `ceiling` bounds every job's cap;
+    `untimed` is the cap of a decision whose budget has no time (such agents answer in
+    milliseconds: a depth-limited search, a lookup), so a hung one is replaced quickly.
     """
 
     def __init__(
@@ -185,6 +194,7 @@ class EnginePool:
         workers: int = 2,
         *,
         ceiling: float = 30.0,
+        untimed: float = 3.0,
         warm: bool = True,
         start_timeout: float = 120.0,
     ) -> None:
@@ -194,6 +204,7 @@ class EnginePool:
             raise ValueError("ceiling must be > 0")
         self.workers = workers
         self.ceiling = ceiling
+        self.untimed = untimed
         self.warm = warm
         self.start_timeout = start_timeout  # a warm-up may compile numba kernels from cold
         # counters, for logs and tests
@@ -225,10 +236,11 @@ class EnginePool:
         return sum(w.state == "idle" for w in self._live)
 
     def cap_for(self, budget: Budget) -> float:
-        """A decision's wall-clock cap: its time budget plus a margin, else the ceiling."""
+        """A decision's wall-clock cap: its time budget plus a margin (`untimed` without one),
+        at most the ceiling."""
         t = budget.time
         if t is None or not math.isfinite(t) or t <= 0:
-            return self.ceiling
+            return min(self.untimed, self.ceiling)
         return min(1.5 * t + 1.0, self.ceiling)
 
     async def start(self) -> None:

@@ -133,12 +133,13 @@ async def test_a_worker_that_cannot_start_is_retried_with_backoff_then_start_giv
 
 
 async def test_caps_come_from_the_budget_and_never_pass_the_ceiling() -> None:
-    pool = EnginePool(workers=0, ceiling=30.0)
+    pool = EnginePool(workers=0, ceiling=30.0, untimed=3.0)
     assert pool.cap_for(Budget(time=2.0)) == 4.0
     assert pool.cap_for(Budget(time=100.0)) == 30.0
-    assert pool.cap_for(Budget(nodes=10)) == 30.0
+    assert pool.cap_for(Budget(nodes=10)) == 3.0  # no time: a quick agent, a short cap
     for bad in (float("nan"), float("inf"), 0.0, -1.0):  # Budget refuses them: a stand-in
-        assert pool.cap_for(cast(Budget, SimpleNamespace(time=bad))) == 30.0
+        assert pool.cap_for(cast(Budget, SimpleNamespace(time=bad))) == 3.0
+    assert EnginePool(workers=0, ceiling=2.0).cap_for(Budget()) == 2.0
 
 
 async def test_a_hanging_job_is_killed_at_its_cap_and_the_others_go_on(
