@@ -13,20 +13,49 @@ import contextlib
 import io
 import json
 import logging
+import math
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lobby.core import LobbyConfig
 
 log = logging.getLogger("boardbot")
+
+
+#: Numeric settings: (variable, field, kind, lowest, highest). A limit of 0 turns it off.
+NUMBERS: tuple[tuple[str, str, type, float, float], ...] = (
+    ("BOARDBOT_WORKERS", "workers", int, 1, 64),
+    ("BOARDBOT_TURN_SECONDS", "turn_seconds", float, 10, 7 * 86400),
+    ("BOARDBOT_RESUME_GRACE", "resume_grace", float, 0, 86400),
+    ("BOARDBOT_JOB_SECONDS", "job_seconds", float, 1, 3600),
+    ("BOARDBOT_MAX_BOT_GAMES", "max_bot_games", int, 0, 10_000),
+    ("BOARDBOT_MAX_BOTMATCHES", "max_botmatches", int, 0, 10_000),
+    ("BOARDBOT_MAX_SERVER_BOTMATCHES", "max_guild_botmatches", int, 0, 10_000),
+    ("BOARDBOT_MAX_CHALLENGES", "max_pending_challenges", int, 0, 10_000),
+    ("BOARDBOT_CHALLENGE_COOLDOWN", "challenge_cooldown", float, 0, 86400),
+    ("BOARDBOT_CHALLENGE_SECONDS", "challenge_seconds", float, 10, 7 * 86400),
+)
+#: Discord ids: (variable, field).
+IDS = (
+    ("BOARDBOT_DEV_GUILD", "dev_guild"),
+    ("BOARDBOT_HOME_GUILD", "home_guild"),
+    ("BOARDBOT_ADMIN_ROLE", "admin_role"),
+)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: The .env file the README means: next to this file, wherever the bot is started from.
+DOTENV = Path(__file__).resolve().parent / ".env"
 
 
 @dataclass(frozen=True)
 class Config:
     """Settings from the environment (and an optional .env file; the environment wins)."""
 
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)  # never printed, never logged
     db_path: str = "data/boardbot.db"
     workers: int = 2
     dev_guild: int | None = None
@@ -35,38 +64,77 @@ class Config:
     job_seconds: float = 30.0
     sync_commands: bool = False
     log_level: str | None = None  # None: INFO for the Discord bot, WARNING for the console
+    max_bot_games: int = 3
+    max_botmatches: int = 2
+    max_guild_botmatches: int = 5
+    max_pending_challenges: int = 5
+    challenge_cooldown: float = 30.0
+    challenge_seconds: float = 300.0
+    owner_specs: bool = False
+    home_guild: int | None = None
+    admin_role: int | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, dotenv: Path | None = None) -> Config:
-        values = dict(_read_dotenv(dotenv or Path(".env")))
+        """The settings; a bad one stops the start with one line naming it and its range."""
+        values = dict(_read_dotenv(dotenv or DOTENV))
         values.update(os.environ if env is None else env)
-
-        def number(name: str, default: float, kind: type = float) -> float:
-            raw = values.get(name)
-            if raw in (None, ""):
-                return default
+        found: dict[str, Any] = {}
+        for var, name, kind, low, high in NUMBERS:
+            raw = (values.get(var) or "").strip()
+            if not raw:
+                continue
             try:
                 value = kind(raw)
             except ValueError:
-                raise SystemExit(f"config error: {name}={raw!r} is not a number") from None
-            if value <= 0:
-                raise SystemExit(f"config error: {name} must be positive")
-            return float(value)
-
-        guild = values.get("BOARDBOT_DEV_GUILD") or None
-        if guild is not None and not guild.isdigit():
-            raise SystemExit(f"config error: BOARDBOT_DEV_GUILD={guild!r} is not a guild id")
+                value = None
+            if value is None or not math.isfinite(value) or not low <= value <= high:
+                what = "a whole number" if kind is int else "a number"
+                raise SystemExit(
+                    f"config error: {var}={raw[:40]!r}: expected {what} from {low:g} to {high:g}"
+                )
+            found[name] = value
+        for var, name in IDS:
+            raw = (values.get(var) or "").strip()
+            if raw:
+                if not (raw.isascii() and raw.isdigit() and len(raw) <= 20):
+                    raise SystemExit(f"config error: {var}={raw[:40]!r} is not a Discord id")
+                found[name] = int(raw)
+        level = (values.get("BOARDBOT_LOG_LEVEL") or "").strip().upper()
+        if level and level not in LOG_LEVELS:
+            raise SystemExit(
+                f"config error: BOARDBOT_LOG_LEVEL={level[:40]!r}: choose one of "
+                + ", ".join(LOG_LEVELS)
+            )
         return cls(
             token=values.get("DISCORD_TOKEN") or None,
             db_path=values.get("BOARDBOT_DB") or cls.db_path,
-            workers=int(number("BOARDBOT_WORKERS", cls.workers, int)),
-            dev_guild=int(guild) if guild else None,
-            turn_seconds=number("BOARDBOT_TURN_SECONDS", cls.turn_seconds),
-            resume_grace=number("BOARDBOT_RESUME_GRACE", cls.resume_grace),
-            job_seconds=number("BOARDBOT_JOB_SECONDS", cls.job_seconds),
-            sync_commands=values.get("BOARDBOT_SYNC", "").lower() in ("1", "true", "yes"),
-            log_level=(values.get("BOARDBOT_LOG_LEVEL") or "").upper() or None,
+            sync_commands=_flag(values.get("BOARDBOT_SYNC")),
+            owner_specs=_flag(values.get("BOARDBOT_OWNER_SPECS")),
+            log_level=level or None,
+            **found,
         )
+
+    def lobby_config(self) -> LobbyConfig:
+        from lobby.core import LobbyConfig
+
+        def limit(n: int) -> int | None:
+            return n or None  # 0: no limit
+
+        return LobbyConfig(
+            turn_seconds=self.turn_seconds,
+            resume_grace=self.resume_grace,
+            max_bot_games=limit(self.max_bot_games),
+            max_botmatches=limit(self.max_botmatches),
+            max_guild_botmatches=limit(self.max_guild_botmatches),
+            max_pending_challenges=limit(self.max_pending_challenges),
+            challenge_cooldown=self.challenge_cooldown,
+            challenge_seconds=self.challenge_seconds,
+        )
+
+
+def _flag(raw: str | None) -> bool:
+    return (raw or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -97,7 +165,7 @@ async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
     from db.errors import StoreError
     from db.instance import InstanceLock
     from db.store import Store
-    from lobby.core import Lobby, LobbyConfig
+    from lobby.core import Lobby
     from lobby.pool import EnginePool
 
     guard = InstanceLock(config.db_path)
@@ -115,8 +183,7 @@ async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
         await store.close()
         guard.release()
         raise
-    lobby_config = LobbyConfig(turn_seconds=config.turn_seconds, resume_grace=config.resume_grace)
-    return Lobby(store, pool, lobby_config), guard
+    return Lobby(store, pool, config.lobby_config()), guard
 
 
 async def shut_down(lobby, guard) -> None:  # type: ignore[no-untyped-def]
@@ -156,7 +223,14 @@ async def run_discord(config: Config) -> int:
     from cogs.client import BoardBot
 
     lobby, guard = await build_lobby(config)
-    bot = BoardBot(lobby, dev_guild=config.dev_guild, sync_commands=config.sync_commands)
+    bot = BoardBot(
+        lobby,
+        dev_guild=config.dev_guild,
+        sync_commands=config.sync_commands,
+        owner_specs=config.owner_specs,
+        home_guild=config.home_guild,
+        admin_role=config.admin_role,
+    )
     on_signals(lambda: asyncio.ensure_future(bot.close()))
     try:
         async with bot:

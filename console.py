@@ -58,11 +58,11 @@ class CommandInfo:
 
 COMMANDS: dict[str, CommandInfo] = {
     "play": CommandInfo(
-        ("game", "level", "first"),
-        ("game", "level"),
-        "/play game:connect4|othello level:LEVEL [first:me|bot|random]",
-        "play the bot; LEVEL is easy, medium, hard, expert or an agent spec"
-        " such as minimax:depth=4",
+        ("game", "opponent", "first"),
+        ("game", "opponent"),
+        "/play game:connect4|othello opponent:NAME [first:me|bot|random]",
+        "play the bot; NAME is a level (easy, medium, hard, expert), one of its other players"
+        " (/agents lists them) or an agent spec such as minimax:depth=4",
     ),
     "challenge": CommandInfo(
         ("opponent", "game"),
@@ -104,6 +104,8 @@ COMMANDS: dict[str, CommandInfo] = {
     "quit": CommandInfo((), (), "/quit", "stop your running bot matches and leave"),
 }
 COMMAND_ALIASES = {"exit": "quit", "?": "help", "leaderboards": "leaderboard", "user": "as"}
+#: Older option names still understood.
+OPTION_ALIASES = {"play": {"level": "opponent"}}
 
 
 def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
@@ -130,6 +132,7 @@ def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
     for token in tokens[1:]:
         key, sep, value = token.partition(":")
         key = key.lower()
+        key = OPTION_ALIASES.get(word, {}).get(key, key)
         if sep and key in info.options:
             if key in options:
                 raise UsageError(f"/{word}: {key} is given twice")
@@ -380,11 +383,12 @@ class Console:
 
     async def cmd_play(self, opts: dict[str, str]) -> None:
         game = game_name(opts["game"])
-        level = opts["level"]
+        level = opts["opponent"]
         if level.lower() in registry.LEVELS[game]:
             level = level.lower()
         first = opts.get("first", "me").lower()
-        snap = await self.lobby.start_pve(self.person(), game, level, first)
+        # The console is the machine's owner: any agent spec (checked and bounded) is allowed.
+        snap = await self.lobby.start_pve(self.person(), game, level, first, raw_ok=True)
         self.remember(snap, self.user)
         self.show(snap)
         if snap.seat_to_move.is_agent:
@@ -404,7 +408,7 @@ class Console:
         except ValueError:
             raise UsageError(f"delay must be a number of seconds, not {opts['delay']!r}") from None
         snap = await self.lobby.start_eve(
-            game, opts["first"], opts["second"], delay=delay, starter=self.person()
+            game, opts["first"], opts["second"], delay=delay, starter=self.person(), raw_ok=True
         )
         self.remember(snap, self.user)
         self.botmatches.append(snap.id)
@@ -491,7 +495,7 @@ class Console:
             lines.append(f"{present.GAME_TITLES[game]} levels:")
             for name, level in registry.LEVELS[game].items():
                 lines.append(f"  {name:<8} {level.spec.label()} {level.description}")
-            lines.append(f"{present.GAME_TITLES[game]} agents (usable as level: or first:):")
+            lines.append(f"{present.GAME_TITLES[game]} agents (usable as opponent: or first:):")
             for overview in await self.lobby.agents_overview(game):
                 heading, details = overview_lines(overview)
                 lines.append(f"  **{heading}**")
@@ -505,7 +509,7 @@ class Console:
             games = int(opts["games"])
         except ValueError:
             raise UsageError(f"games must be a whole number, not {opts['games']!r}") from None
-        job = self.lobby.train(game, opts["agent"], games, opts.get("opponent"))
+        job = self.lobby.train(game, opts["agent"], games, opts.get("opponent"), raw_ok=True)
         self.write(job.progress.text())
         self.background(lambda: self._follow_training(job), "training")
 
@@ -594,7 +598,7 @@ async def run_console(
         if interactive:
             console.write(
                 "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
-                f"You are {console.user}. Try: /play game:connect4 level:easy"
+                f"You are {console.user}. Try: /play game:connect4 opponent:easy"
                 " - /help lists the commands, /quit leaves."
             )
         try:

@@ -149,6 +149,7 @@ class Driver:
     retry: list[tuple[str, ...]] = field(default_factory=list)  # starts a kill interrupted
     deleted: set[int] = field(default_factory=set)  # messages the driver deleted
     _t0: float = 0.0
+    planned: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.db = self.workdir / "chaos.db"
@@ -191,7 +192,10 @@ class Driver:
         if not self._ready.is_set():
             if not self._died.is_set():
                 raise RuntimeError("the bot did not start in 120 s; see child.log")
-            await self.wait_down()  # killed while starting (the hook fired during resume)
+            await self.wait_down()
+            if self.proc is not None and self.proc.returncode not in (137, -9):
+                raise RuntimeError(f"the bot exited with {self.proc.returncode}; see child.log")
+            # killed while starting (the hook fired during resume)
             self.note("the bot died while starting; starting it again")
             return await self.start_child()
         ready_at = time.time()
@@ -424,7 +428,7 @@ class Driver:
             return board is not None
         if kind == "pve":
             game, level = what[1], what[2]
-            options = {"game": game, "level": level, "first": "random"}
+            options = {"game": game, "opponent": level, "first": "random"}
             return self._message_of(await self.slash("play", options, a, channel)) is not None
         if kind == "eve":
             game, first, second = what[1], what[2], what[3]
@@ -525,24 +529,41 @@ class Driver:
         share = {"pvp_c4": 0.4, "pvp_oth": 0.2, "pve": 0.2}
         counts = {k: max(1, round(v * n)) for k, v in share.items()}
         counts["eve"] = max(1, n - sum(counts.values()))
-        starts: list[tuple[str, ...]] = []
-        starts += [("pvp", "connect4")] * counts["pvp_c4"]
-        starts += [("pvp", "othello")] * counts["pvp_oth"]
-        for i in range(counts["pve"]):
-            game = ("connect4", "othello")[i % 2]
-            starts.append(("pve", game, PVE_LEVELS[i % len(PVE_LEVELS)]))
-        for i in range(counts["eve"]):
-            game = ("connect4", "othello")[i % 2]
-            first, second = self.rng.sample(EVE_AGENTS[game], 2)
-            if game == "connect4" and i % 4 == 0:
-                first = "trainer"  # learning matches
-            starts.append(("eve", game, first, second))
+        self.planned = {
+            "pvp": counts["pvp_c4"] + counts["pvp_oth"],
+            "pve": counts["pve"],
+            "eve": counts["eve"],
+        }
+        starts = self.starts_of(counts)
         extra = max(2, n // 10)
         starts += [("pvp", "connect4", "decline")] * (extra // 2)
         starts += [("pvp", "othello", "expire")] * (extra - extra // 2)
         self.rng.shuffle(starts)
         starts.insert(self.rng.randrange(len(starts) // 2 + 1), ("train",))
         return Plan(starts, self.args.kills + 1)
+
+    def starts_of(self, counts: dict[str, int]) -> list[tuple[str, ...]]:
+        starts: list[tuple[str, ...]] = []
+        starts += [("pvp", "connect4")] * counts.get("pvp_c4", 0)
+        starts += [("pvp", "othello")] * counts.get("pvp_oth", 0)
+        for i in range(counts.get("pve", 0)):
+            game = ("connect4", "othello")[i % 2]
+            starts.append(("pve", game, PVE_LEVELS[i % len(PVE_LEVELS)]))
+        for i in range(counts.get("eve", 0)):
+            game = ("connect4", "othello")[i % 2]
+            first, second = self.rng.sample(EVE_AGENTS[game], 2)
+            if game == "connect4" and i % 4 == 0:
+                first = "trainer"  # learning matches
+            starts.append(("eve", game, first, second))
+        return starts
+
+    def top_up(self) -> list[tuple[str, ...]]:
+        """Starts for the matches the plan still lacks (requests failed or cut by kills)."""
+        have = dict(self.read("SELECT kind, COUNT(*) FROM matches GROUP BY kind"))
+        missing = {k: max(0, v - have.get(k, 0)) for k, v in self.planned.items()}
+        return self.starts_of(
+            {"pvp_c4": missing["pvp"], "pve": missing["pve"], "eve": missing["eve"]}
+        )
 
     def fault_rules(self, epoch: int) -> str:
         """The injected rules of one run of the bot (the kill hook on every other run)."""
@@ -551,14 +572,15 @@ class Driver:
         if epoch % 2 == 1:
             rules.append(f"after:write:commit_step:{rng.randrange(3, 60)}")
         pick = epoch % 4
+        # Early counts, so that each run of the bot meets its fault before its kill.
         if pick == 0:
-            rules.append(f"crash:job:{rng.randrange(2, 30)}")
+            rules.append(f"crash:job:{rng.randrange(1, 8)}")
         elif pick == 1:
-            rules.append(f"hang:job:{rng.randrange(2, 30)}")
+            rules.append(f"hang:job:{rng.randrange(1, 8)}")
         elif pick == 2:
-            rules.append(f"fail:write:{rng.randrange(5, 80)}:locked")
+            rules.append(f"fail:write:{rng.randrange(2, 25)}:locked")
         else:
-            rules.append(f"fail:write:{rng.randrange(5, 80)}:full")
+            rules.append(f"fail:write:{rng.randrange(2, 25)}:full")
         return ",".join(rules)
 
     async def run(self) -> dict[str, Any]:
@@ -607,6 +629,7 @@ class Driver:
         pending: set[asyncio.Task[Any]] = set()
         acting: set[int] = set()  # matches with a click in flight
         stopped: set[int] = set()
+        topped = 0  # top-up rounds in the last run
         next_note = 0.0
         done_actions = 0
         deadline = time.monotonic() + self.args.drain_seconds
@@ -646,6 +669,12 @@ class Driver:
                         stopped.add(board.match_id)
                         stop = self._click(board.message, board.stop, 1, admin=True)
                         pending.add(asyncio.ensure_future(stop))
+            if drain and not starts and not pending and topped < 5:
+                starts += self.top_up()
+                topped += 1
+                if starts:
+                    self.faults["top_up_starts"] += len(starts)
+                    continue
             if drain:
                 if (idle and not self.live()) or now > deadline:
                     break

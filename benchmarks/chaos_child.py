@@ -39,6 +39,7 @@ from tests.discord_harness import Call, Harness, HarnessError, _http_error, user
 CALLBACK = ("POST", "/interactions/{webhook_id}/{webhook_token}/callback")
 EDIT = ("PATCH", "/channels/{channel_id}/messages/{message_id}")
 ROUTES = {"callback": CALLBACK, "edit": EDIT}
+ADMIN_ROLE = 4242  # the bot's admin role in its home server (the harness's default server)
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -102,10 +103,10 @@ class Child:
         return respond
 
     def person(self, uid: int, admin: bool = False) -> Any:
-        perms = discord.Permissions(manage_guild=True, manage_messages=True) if admin else None
-        if perms is None:
+        if not admin:
             return user(uid, f"p{uid}")
-        return user(uid, f"p{uid}", permissions=perms.value | 0x400 | 0x800)
+        perms = discord.Permissions(manage_guild=True, manage_messages=True)
+        return user(uid, f"p{uid}", permissions=perms.value | 0x400 | 0x800, roles=[ADMIN_ROLE])
 
     async def handle(self, req: dict[str, Any]) -> None:
         rid, op = req.get("id"), req["op"]
@@ -194,9 +195,23 @@ async def run(args: argparse.Namespace) -> int:
         turn_seconds=args.turn_seconds,
         resume_grace=args.grace,
         job_seconds=args.job_seconds,
+        challenge_seconds=args.challenge_seconds,
+        # The limits on what one member may start are the fuzz run's subject, not this one's.
+        max_bot_games=0,
+        max_botmatches=0,
+        max_guild_botmatches=0,
+        max_pending_challenges=0,
+        challenge_cooldown=0,
     )
     lobby, guard = await build_lobby(config)
-    bot = BoardBot(lobby, run_clock=True, challenge_seconds=args.challenge_seconds)
+    bot = BoardBot(
+        lobby, run_clock=True, home_guild=discord_harness.DEFAULT_GUILD_ID, admin_role=ADMIN_ROLE
+    )
+
+    async def nobody_owns(_: Any) -> bool:
+        return False
+
+    bot.owner_check = nobody_owns  # the harness's Discord has no application owner
     known = json.loads(Path(args.discord).read_text()) if args.discord else {}
     messages = {int(k): v for k, v in known.items()}
     # Discord's ids never repeat: this process's fake Discord counts on from the last one.

@@ -22,8 +22,10 @@ import discord
 from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.render import board_embed, board_view
-from lobby.core import Person, Place, Snapshot, Where
+from db.models import Challenge
+from lobby.core import ChallengeOver, Person, Snapshot, Where
 from lobby.errors import BadRequest, MatchOver, NotInMatch, StaleAction
+from lobby.present import GAME_TITLES
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -49,7 +51,7 @@ def where(interaction: discord.Interaction, message_id: int | None = None) -> Wh
 
 async def new_board(
     interaction: discord.Interaction,
-    start: Callable[[Place], Awaitable[Snapshot]],
+    start: Callable[[Where], Awaitable[Snapshot]],
     content: str = "",
 ) -> Snapshot:
     """Answer with a new board. Once the lobby has checked the request, the interaction is
@@ -59,14 +61,14 @@ async def new_board(
     bot = bot_of(interaction)
     deferred = False
 
-    async def place() -> Where:
+    async def show() -> int | None:
         nonlocal deferred
         response = await interaction.response.defer(thinking=True)
         deferred = True
-        return where(interaction, response.message_id if response is not None else None)
+        return response.message_id if response is not None else None
 
     try:
-        snap = await start(place)
+        snap = await start(Where(interaction.guild_id, interaction.channel_id, show=show))
     except Exception:
         if deferred:  # the match was not stored: take the "thinking..." message away
             with contextlib.suppress(discord.HTTPException):
@@ -169,37 +171,43 @@ async def notify(interaction: discord.Interaction, text: str) -> None:
         await interaction.followup.send(text, ephemeral=True)
 
 
+def origin(interaction: discord.Interaction) -> Where:
+    """Where a click came from: the lobby checks it is the match's own board."""
+    message = interaction.message
+    return where(interaction, message.id if message is not None else None)
+
+
 async def play_move(interaction: discord.Interaction, match_id: int, ply: int, move: int) -> None:
     lobby = bot_of(interaction).lobby
-    await answer_click(
-        interaction, match_id, lobby.play(match_id, person(interaction.user), move, ply)
-    )
+    who, via = person(interaction.user), origin(interaction)
+    await answer_click(interaction, match_id, lobby.play(match_id, who, move, ply, via))
 
 
 async def resign_button(interaction: discord.Interaction, match_id: int) -> None:
     lobby = bot_of(interaction).lobby
-    await answer_click(interaction, match_id, lobby.resign(match_id, person(interaction.user)))
+    who, via = person(interaction.user), origin(interaction)
+    await answer_click(interaction, match_id, lobby.resign(match_id, who, via))
 
 
 async def rematch(interaction: discord.Interaction, match_id: int) -> None:
-    """Same opponent, colours swapped: at once against the bot, as a new challenge to a person."""
+    """Same opponent, colours swapped: at once against the bot, as a new challenge to a person
+    (both within the limits of what one member may start)."""
     bot = bot_of(interaction)
     old = await bot.lobby.snapshot(match_id)
-    me = await bot.lobby.player_for(person(interaction.user))
-    seat = old.seat_index(me.id)
-    if seat is None:
+    me = person(interaction.user)
+    mine = [i for i, seat in enumerate(old.seats) if seat.player.discord_id == me.ident]
+    if not mine:
         raise NotInMatch("only the players of that match can ask for a rematch")
+    seat = mine[0]
     other = old.seats[1 - seat]
     if other.is_agent:
-        level = other.level or (other.spec.label() if other.spec else "easy")
+        name = (other.player.agent_key or "").partition(":")[2] or "easy"
         first = "bot" if seat == 0 else "me"
-
-        async def start(w: Place) -> Snapshot:
-            return await bot.lobby.start_pve(
-                person(interaction.user), old.match.game, level, first, w
-            )
-
-        await new_board(interaction, start)
+        raw_ok = await bot.may_use_raw_specs(interaction)
+        await new_board(
+            interaction,
+            lambda w: bot.lobby.start_pve(me, old.match.game, name, first, w, raw_ok=raw_ok),
+        )
         return
     if other.player.discord_id is None:
         raise BadRequest("that opponent cannot be reached from Discord")
@@ -215,19 +223,26 @@ async def stop_botmatch(interaction: discord.Interaction, match_id: int) -> None
     moderator = perms is not None and (perms.manage_messages or perms.manage_guild)
     if not (is_starter or moderator):
         raise NotInMatch("only the person who started this match or a moderator can stop it")
-    await answer_click(interaction, match_id, bot.lobby.stop(match_id))
+    await answer_click(interaction, match_id, bot.lobby.stop(match_id, via=origin(interaction)))
 
 
-def challenge_view(challenger: int, opponent: int, game: str, expires: int) -> discord.ui.View:
+GREY = 0x95A5A6
+CHALLENGE_END = {
+    "accepted": "The challenge was accepted.",
+    "declined": "The challenge was declined.",
+    "withdrawn": "The challenge was withdrawn.",
+    "expired": "This challenge has expired.",
+}
+
+
+def challenge_view(challenge_id: int) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
-    view.add_item(ChallengeButton(True, challenger, opponent, game, expires))
-    view.add_item(ChallengeButton(False, challenger, opponent, game, expires))
+    view.add_item(ChallengeButton(True, challenge_id))
+    view.add_item(ChallengeButton(False, challenge_id))
     return view
 
 
 def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> discord.Embed:
-    from lobby.present import GAME_TITLES
-
     return discord.Embed(
         title=f"{GAME_TITLES[game]} challenge",
         description=(
@@ -238,74 +253,71 @@ def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> 
     )
 
 
+def ended_embed(status: str) -> discord.Embed:
+    return discord.Embed(
+        description=CHALLENGE_END.get(status, "This challenge is over."), colour=GREY
+    )
+
+
 async def send_challenge(
     interaction: discord.Interaction, opponent_id: int, opponent_name: str, game: str
 ) -> None:
+    """A stored challenge with Accept/Decline buttons; the challenged person is pinged."""
     bot = bot_of(interaction)
-    if opponent_id == interaction.user.id:
-        raise BadRequest("you cannot challenge yourself")
-    await bot.lobby.player_for(person(interaction.user))  # remember the challenger's name
-    expires = int(bot.lobby.clock() + bot.challenge_seconds)
+    opponent = Person("user", opponent_id, opponent_name)
+    challenge = await bot.lobby.challenge(
+        person(interaction.user), opponent, game, where(interaction)
+    )
     response = await interaction.response.send_message(
         content=f"<@{opponent_id}>",
-        embed=challenge_embed(interaction.user.display_name, opponent_name, game, expires),
-        view=challenge_view(interaction.user.id, opponent_id, game, expires),
+        embed=challenge_embed(
+            interaction.user.display_name, opponent_name, game, int(challenge.expires_at)
+        ),
+        view=challenge_view(challenge.id),
         allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
     )
-    if response.message_id is not None and interaction.channel_id is not None:
-        schedule_expiry(bot, interaction.channel_id, response.message_id, bot.challenge_seconds)
+    if response.message_id is not None:
+        await bot.lobby.challenge_shown(challenge.id, response.message_id)
 
 
-def schedule_expiry(bot: BoardBot, channel_id: int, message_id: int, delay: float) -> None:
-    """Turn an unanswered challenge into "expired" when its time is up (best effort).
-
-    A timer, not a sleeping task, so nothing waits on it; after a restart the buttons still
-    refuse an expired challenge when clicked, they just are not greyed out.
-    """
-    bot.pending_challenges.add(message_id)
-
-    async def expire() -> None:
-        if message_id not in bot.pending_challenges:
-            return  # answered in time
-        bot.pending_challenges.discard(message_id)
-        message = bot.get_partial_messageable(channel_id).get_partial_message(message_id)
-        embed = discord.Embed(description="This challenge has expired.", colour=0x95A5A6)
-        # Deleted, or no access: nothing to grey out, and the buttons still refuse it.
-        with contextlib.suppress(discord.HTTPException):
-            await message.edit(content=None, embed=embed, view=None)
-
-    asyncio.get_running_loop().call_later(delay, lambda: bot.lobby.spawn(expire()))
+async def grey_challenge(bot: BoardBot, challenge: Challenge) -> None:
+    """An expired challenge's message loses its buttons (the lobby announces expiries)."""
+    if challenge.channel_id is None or challenge.message_id is None:
+        return
+    channel = bot.get_partial_messageable(challenge.channel_id)
+    message = channel.get_partial_message(challenge.message_id)
+    # Deleted, or no access: nothing to grey out, and the buttons refuse it anyway.
+    with contextlib.suppress(discord.HTTPException):
+        await message.edit(content=None, embed=ended_embed(challenge.status), view=None)
 
 
-async def answer_challenge(interaction: discord.Interaction, button: ChallengeButton) -> None:
+async def answer_challenge(
+    interaction: discord.Interaction, challenge_id: int, accept: bool
+) -> None:
+    """Accept (the match starts on this message), decline or withdraw; a challenge already
+    answered or expired is greyed out with how it ended."""
     bot = bot_of(interaction)
-    user = interaction.user.id
-    if user not in (button.challenger, button.opponent):
-        raise NotInMatch("this challenge is not for you")
-    if interaction.message is not None and (not button.accept or user == button.opponent):
-        bot.pending_challenges.discard(interaction.message.id)
-    if bot.lobby.clock() > button.expires:
-        await interaction.response.edit_message(
-            content=None,
-            embed=discord.Embed(description="This challenge has expired.", colour=0x95A5A6),
-            view=None,
-        )
-        return
-    if not button.accept:
-        what = "withdrawn" if user == button.challenger else "declined"
-        await interaction.response.edit_message(
-            content=None,
-            embed=discord.Embed(description=f"The challenge was {what}.", colour=0x95A5A6),
-            view=None,
-        )
-        return
-    if user != button.opponent:
-        raise NotInMatch("only the challenged player can accept")
-    challenger = await bot.lobby.known_user(button.challenger)
     message_id = interaction.message.id if interaction.message is not None else None
-    snap = await bot.lobby.start_pvp(
-        challenger, person(interaction.user), button.game, where(interaction, message_id)
-    )
+    via = where(interaction, message_id)
+    try:
+        challenge, snap = await bot.lobby.answer_challenge(
+            challenge_id, person(interaction.user), accept, via
+        )
+    except ChallengeOver as exc:
+        found = await bot.lobby.get_challenge(challenge_id)
+        if found is not None and found.status != "accepted":  # an accepted one shows its board
+            status = "expired" if found.status == "pending" else found.status
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.response.edit_message(
+                    content=None, embed=ended_embed(status), view=None
+                )
+        await notify_or_reply(interaction, str(exc))
+        return
+    if snap is None:
+        await interaction.response.edit_message(
+            content=None, embed=ended_embed(challenge.status), view=None
+        )
+        return
     async with bot.editor.responding(snap.id) as shown:
         try:
             await interaction.response.edit_message(
@@ -316,3 +328,24 @@ async def answer_challenge(interaction: discord.Interaction, button: ChallengeBu
             await bot.editor.submit(snap)
             return
         shown(snap)
+
+
+async def old_challenge(interaction: discord.Interaction) -> None:
+    await interaction.response.edit_message(
+        content=None,
+        embed=discord.Embed(
+            description="This challenge is from an older version of the bot and can no longer "
+            "be answered: send a new one with /challenge.",
+            colour=GREY,
+        ),
+        view=None,
+    )
+
+
+async def notify_or_reply(interaction: discord.Interaction, text: str) -> None:
+    """An ephemeral line: the response if none was sent yet, else a follow-up."""
+    with contextlib.suppress(discord.HTTPException):
+        if interaction.response.is_done():
+            await interaction.followup.send(f"⚠️ {text}", ephemeral=True)
+        else:
+            await interaction.response.send_message(f"⚠️ {text}", ephemeral=True)

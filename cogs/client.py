@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import discord
 from discord.ext import commands
 
+from cogs.actions import grey_challenge
 from cogs.components import DYNAMIC_ITEMS
 from cogs.editor import BoardEditor
 from cogs.errors import on_app_command_error
+from db.models import Challenge
 from lobby.core import Lobby
 
 log = logging.getLogger(__name__)
@@ -27,7 +30,9 @@ class BoardBot(commands.Bot):
         dev_guild: int | None = None,
         sync_commands: bool = False,
         run_clock: bool = True,
-        challenge_seconds: float = 300.0,
+        owner_specs: bool = False,
+        home_guild: int | None = None,
+        admin_role: int | None = None,
     ) -> None:
         # Slash commands and components need no privileged intents (no message content).
         intents = discord.Intents.none()
@@ -37,10 +42,40 @@ class BoardBot(commands.Bot):
         self.dev_guild = dev_guild
         self.sync_commands = sync_commands
         self.run_clock = run_clock
-        self.challenge_seconds = challenge_seconds
+        #: The owner may name agents by raw spec (still checked and bounded) when this is on.
+        self.owner_specs = owner_specs
+        #: Who may train: the owner, and members with `admin_role` in `home_guild`.
+        self.home_guild = home_guild
+        self.admin_role = admin_role
         self.editor = BoardEditor(self)
-        #: Challenge messages still waiting for an answer (their expiry timer edits them).
-        self.pending_challenges: set[int] = set()
+        #: Who owns the bot (overridable in tests; discord.py asks the API once and caches).
+        self.owner_check: Callable[[discord.abc.User], Awaitable[bool]] = self.is_owner
+
+    async def owns(self, user: discord.abc.User) -> bool:
+        try:
+            return await self.owner_check(user)
+        except discord.HTTPException:
+            log.warning("cannot ask Discord who owns the bot")
+            return False
+
+    async def may_use_raw_specs(self, interaction: discord.Interaction) -> bool:
+        """Raw agent specs are the owner's, and only if the bot is configured to allow them."""
+        return self.owner_specs and await self.owns(interaction.user)
+
+    async def may_administer(self, interaction: discord.Interaction) -> bool:
+        """The owner, or a member with the admin role in the home server (training is global:
+        its memory is the bot's, not one server's)."""
+        if await self.owns(interaction.user):
+            return True
+        if self.home_guild is None or self.admin_role is None:
+            return False
+        if interaction.guild_id != self.home_guild:
+            return False
+        # The member's role ids as the gateway sent them (resolved Role objects need the
+        # server's roles cached, which the bot does not need otherwise).
+        ids = {int(r) for r in getattr(interaction.user, "_roles", ())}
+        ids |= {role.id for role in getattr(interaction.user, "roles", ())}
+        return self.admin_role in ids
 
     async def setup_hook(self) -> None:
         for name in EXTENSIONS:
@@ -51,6 +86,7 @@ class BoardBot(commands.Bot):
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         self.tree.error(on_app_command_error)
         self.lobby.listeners.append(self.editor.submit)
+        self.lobby.challenge_listeners.append(self._challenge_ended)
         if self.dev_guild is not None:
             guild = discord.Object(id=self.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -61,9 +97,13 @@ class BoardBot(commands.Bot):
         # edited once to its stored state (the editor listens), agents whose turn it was start
         # thinking again, and boards keep working through their DynamicItem custom ids.
         live = await self.lobby.resume()
+        await self.lobby.expire_challenges()  # those that expired while the bot was down
         log.info("resumed %d live matches", len(live))
         if self.run_clock:
             self.lobby.spawn(self.lobby.run_clock())
+
+    async def _challenge_ended(self, challenge: Challenge) -> None:
+        await grey_challenge(self, challenge)
 
     async def close(self) -> None:
         await self.editor.close()

@@ -6,11 +6,13 @@ Custom ids (all well under Discord's 100 characters):
   rs:<match>                  resign
   rm:<match>                  rematch
   st:<match>                  stop a bot match
-  ch:<a|d>:<challenger>:<opponent>:<c|o>:<expires>   accept/decline a challenge
+  ch:<a|d>:<challenge>        accept/decline (or withdraw) a stored challenge
+  ch:<a|d>:<a>:<b>:<g>:<exp>  the same from an older version (told to challenge again)
 
 The ply makes a click on an old board harmless: the lobby refuses it as stale. Ids are parsed
-by strict patterns with bounded digit counts; anything else never reaches a callback, and a
-well-formed but forged id (no such match, not your match) is refused by the lobby.
+by strict patterns of ASCII digits, at most 18 of them (always within SQLite's integer range);
+anything else never reaches a callback, and a well-formed but forged id (no such match, not
+your match, not this message) is refused by the lobby.
 
 Callbacks call into the Games cog (`Handlers`), through the one error pipeline; this module
 imports nothing that renders boards, so there is no import cycle.
@@ -26,9 +28,6 @@ import discord
 
 from cogs.errors import guarded
 
-GAME_CODES = {"c": "connect4", "o": "othello"}
-CODE_OF_GAME = {v: k for k, v in GAME_CODES.items()}
-
 
 class Handlers(Protocol):
     """What the components ask of the Games cog."""
@@ -40,8 +39,9 @@ class Handlers(Protocol):
     async def rematch(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def answer_challenge(
-        self, interaction: discord.Interaction, button: ChallengeButton
+        self, interaction: discord.Interaction, challenge_id: int, accept: bool
     ) -> None: ...
+    async def old_challenge(self, interaction: discord.Interaction) -> None: ...
 
 
 async def _handle(
@@ -58,7 +58,7 @@ async def _handle(
 
 class ColumnButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"c4:(?P<match>\d{1,18}):(?P<ply>\d{1,4}):(?P<col>\d{1,2})",
+    template=r"c4:(?P<match>[0-9]{1,18}):(?P<ply>[0-9]{1,4}):(?P<col>[0-9]{1,2})",
 ):
     def __init__(
         self, match_id: int, ply: int, col: int, *, disabled: bool = False, row: int | None = None
@@ -88,7 +88,7 @@ class ColumnButton(
 
 class MoveSelect(
     discord.ui.DynamicItem[discord.ui.Select[Any]],
-    template=r"ot:(?P<match>\d{1,18}):(?P<ply>\d{1,4}):(?P<part>\d)",
+    template=r"ot:(?P<match>[0-9]{1,18}):(?P<ply>[0-9]{1,4}):(?P<part>[0-9])",
 ):
     def __init__(
         self,
@@ -152,21 +152,21 @@ class _MatchButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__
         return cls(int(match["match"]))
 
 
-class ResignButton(_MatchButton, template=r"rs:(?P<match>\d{1,18})"):
+class ResignButton(_MatchButton, template=r"rs:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rs", "Resign", discord.ButtonStyle.danger
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await _handle(interaction, lambda h: h.resign_button(interaction, self.match_id))
 
 
-class RematchButton(_MatchButton, template=r"rm:(?P<match>\d{1,18})"):
+class RematchButton(_MatchButton, template=r"rm:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await _handle(interaction, lambda h: h.rematch(interaction, self.match_id))
 
 
-class StopButton(_MatchButton, template=r"st:(?P<match>\d{1,18})"):
+class StopButton(_MatchButton, template=r"st:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "st", "Stop", discord.ButtonStyle.danger
 
     async def callback(self, interaction: discord.Interaction) -> None:
@@ -175,34 +175,48 @@ class StopButton(_MatchButton, template=r"st:(?P<match>\d{1,18})"):
 
 class ChallengeButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"ch:(?P<act>[ad]):(?P<a>\d{1,20}):(?P<b>\d{1,20}):(?P<game>[co]):(?P<exp>\d{1,12})",
+    template=r"ch:(?P<act>[ad]):(?P<id>[0-9]{1,18})",
 ):
-    def __init__(self, accept: bool, challenger: int, opponent: int, game: str, expires: int):
-        code = CODE_OF_GAME[game]
+    def __init__(self, accept: bool, challenge_id: int) -> None:
         super().__init__(
             discord.ui.Button(
                 label="Accept" if accept else "Decline",
                 style=discord.ButtonStyle.success if accept else discord.ButtonStyle.secondary,
-                custom_id=f"ch:{'a' if accept else 'd'}:{challenger}:{opponent}:{code}:{expires}",
+                custom_id=f"ch:{'a' if accept else 'd'}:{challenge_id}",
             )
         )
-        self.accept, self.challenger, self.opponent = accept, challenger, opponent
-        self.game, self.expires = game, expires
+        self.accept, self.challenge_id = accept, challenge_id
 
     @classmethod
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> ChallengeButton:
-        return cls(
-            match["act"] == "a",
-            int(match["a"]),
-            int(match["b"]),
-            GAME_CODES[match["game"]],
-            int(match["exp"]),
-        )
+        return cls(match["act"] == "a", int(match["id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.answer_challenge(interaction, self))
+        await _handle(
+            interaction, lambda h: h.answer_challenge(interaction, self.challenge_id, self.accept)
+        )
+
+
+class OldChallengeButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"ch:[ad]:[0-9]{1,20}:[0-9]{1,20}:[co]:[0-9]{1,12}",
+):
+    """A challenge button from before challenges were stored: it cannot be answered safely
+    (nothing records whether it was), so it is greyed out with a note."""
+
+    def __init__(self) -> None:
+        super().__init__(discord.ui.Button(label="Accept", custom_id="ch:a:0:0:c:0"))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> OldChallengeButton:
+        return cls()
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _handle(interaction, lambda h: h.old_challenge(interaction))
 
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
@@ -212,4 +226,5 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     RematchButton,
     StopButton,
     ChallengeButton,
+    OldChallengeButton,
 )

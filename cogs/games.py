@@ -10,8 +10,7 @@ from discord.ext import commands
 
 from cogs import actions
 from cogs.actions import new_board, person
-from cogs.components import ChallengeButton
-from engine.agents import registry
+from engine.agents import opponents, registry
 from lobby.errors import BadRequest
 from lobby.present import GAME_TITLES
 
@@ -19,17 +18,26 @@ if TYPE_CHECKING:
     from cogs.client import BoardBot
 
 Game = Literal["connect4", "othello"]
-LevelName = Literal["easy", "medium", "hard", "expert"]
 
 
-def _agent_choices(game: str | None, current: str) -> list[app_commands.Choice[str]]:
-    names: list[str] = []
+def opponent_choices(game: str | None, current: str) -> list[app_commands.Choice[str]]:
+    """The opponents people may choose (levels first), each with what it is in plain words;
+    filtered by what is typed. Autocomplete is a help only: the lobby checks the name."""
+    seen: dict[str, str] = {}
     for g in [game] if game in registry.GAMES else list(registry.GAMES):
-        names += [n for n in registry.LEVELS[g] if n not in names]
-        names += [a.name for a in registry.agents_for(g) if a.name not in names]
-    current = current.lower()
-    hits = [n for n in names if current in n.lower()]
-    return [app_commands.Choice(name=n, value=n) for n in hits[:25]]
+        for opp in opponents.opponents(g):
+            seen.setdefault(opp.name, opp.description)
+    current = current.strip().lower()
+    hits = [(n, d) for n, d in seen.items() if current in n or (current and current in d)]
+    return [app_commands.Choice(name=_choice_name(n, d), value=n) for n, d in hits[:MAX_CHOICES]]
+
+
+def _choice_name(name: str, description: str) -> str:
+    text = f"{name}: {description}"
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+MAX_CHOICES = 25
 
 
 class Games(commands.Cog):
@@ -53,21 +61,31 @@ class Games(commands.Cog):
         await actions.stop_botmatch(interaction, match_id)
 
     async def answer_challenge(
-        self, interaction: discord.Interaction, button: ChallengeButton
+        self, interaction: discord.Interaction, challenge_id: int, accept: bool
     ) -> None:
-        await actions.answer_challenge(interaction, button)
+        await actions.answer_challenge(interaction, challenge_id, accept)
+
+    async def old_challenge(self, interaction: discord.Interaction) -> None:
+        await actions.old_challenge(interaction)
 
     @app_commands.command(name="play", description="Play Connect Four or Othello against the bot")
-    @app_commands.describe(game="Which game", level="How strong the bot is", first="Who starts")
+    @app_commands.describe(
+        game="Which game",
+        opponent="A level (easy, medium, hard, expert) or one of the bot's other players",
+        first="Who starts",
+    )
     async def play(
         self,
         interaction: discord.Interaction,
         game: Game,
-        level: LevelName = "easy",
+        opponent: app_commands.Range[str, 1, 100] = "easy",
         first: Literal["me", "bot", "random"] = "me",
     ) -> None:
         lobby, who = self.bot.lobby, person(interaction.user)
-        await new_board(interaction, lambda w: lobby.start_pve(who, game, level, first, w))
+        raw_ok = await self.bot.may_use_raw_specs(interaction)
+        await new_board(
+            interaction, lambda w: lobby.start_pve(who, game, opponent, first, w, raw_ok=raw_ok)
+        )
 
     @app_commands.command(name="challenge", description="Challenge someone to a game")
     @app_commands.describe(opponent="Who you want to play", game="Which game")
@@ -78,33 +96,36 @@ class Games(commands.Cog):
             raise BadRequest("bots cannot accept challenges; use /play to play the bot")
         await actions.send_challenge(interaction, opponent.id, opponent.display_name, game)
 
-    @app_commands.command(name="botmatch", description="Watch two AI agents play each other")
+    @app_commands.command(name="botmatch", description="Watch two of the bot's players play")
     @app_commands.describe(
         game="Which game",
-        first="Agent or level that moves first",
-        second="Agent or level that moves second",
+        first="The bot's player that moves first",
+        second="The bot's player that moves second",
         delay="Seconds between moves (1-30)",
     )
     async def botmatch(
         self,
         interaction: discord.Interaction,
         game: Game,
-        first: str,
-        second: str,
+        first: app_commands.Range[str, 1, 100],
+        second: app_commands.Range[str, 1, 100],
         delay: app_commands.Range[float, 1.0, 30.0] = 1.5,
     ) -> None:
         lobby, who = self.bot.lobby, person(interaction.user)
+        raw_ok = await self.bot.may_use_raw_specs(interaction)
         await new_board(
-            interaction, lambda w: lobby.start_eve(game, first, second, w, delay, starter=who)
+            interaction,
+            lambda w: lobby.start_eve(game, first, second, w, delay, starter=who, raw_ok=raw_ok),
         )
 
+    @play.autocomplete("opponent")
     @botmatch.autocomplete("first")
     @botmatch.autocomplete("second")
-    async def _agent_autocomplete(
+    async def _opponent_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         game = getattr(interaction.namespace, "game", None)
-        return _agent_choices(game, current)
+        return opponent_choices(game, current)
 
     @app_commands.command(name="leaderboard", description="The best players of a game")
     @app_commands.describe(game="Which game", scope="This server or everyone")

@@ -1,11 +1,12 @@
 """`/train` and `/agents`: learning agents on Discord.
 
-`/train` is for the bot's owner and members with Manage Server. It answers at once with a
-progress embed, then the lobby trains in the engine pool in the background while this cog edits
-that message about once per second (the interaction token is used for 14 minutes, then the
-channel message is edited instead: tokens expire after 15). `/agents` lists every agent with its
-description, level, rating and what it has learned, split over several embeds and messages so
-that Discord's limits (25 fields, 1024 per field, 6000 per message) always hold.
+`/train` is for the bot's owner (and its admins in its home server: the memory is global). It
+answers at once with a progress embed, then the lobby trains in the engine pool in the
+background while this cog edits that message about once per second (the interaction token is
+used for 14 minutes, then the channel message is edited instead: tokens expire after 15).
+`/agents` lists every agent with its description, level, rating and what it has learned, split
+over several embeds and messages so that Discord's limits (25 fields, 1024 per field, 6000 per
+message) always hold.
 """
 
 from __future__ import annotations
@@ -13,21 +14,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from engine.agents import registry
+from cogs.games import opponent_choices
+from engine.agents import opponents, registry
 from lobby.errors import BadRequest
 from lobby.learning import (
     AgentOverview,
     TrainingJob,
     TrainingProgress,
     overview_lines,
-    trainable_text,
 )
 from lobby.present import GAME_TITLES
 
@@ -56,17 +56,6 @@ def progress_embed(p: TrainingProgress) -> discord.Embed:
         embed.description = f"`{'█' * filled}{'░' * (20 - filled)}`\n{rest}"
     embed.set_footer(text="Results are stored after every batch of games.")
     return embed
-
-
-def learning_agent_names(game: str | None) -> list[str]:
-    """How to name each agent that can train (e.g. `trainer`, `weightgrid:memory=default`)."""
-    names: list[str] = []
-    for g in [game] if game in registry.GAMES else list(registry.GAMES):
-        for info in registry.agents_for(g):
-            text = trainable_text(info.name, g)
-            if text is not None and text not in names:
-                names.append(text)
-    return names
 
 
 def agent_pages(overviews: list[AgentOverview], games: list[str]) -> list[list[discord.Embed]]:
@@ -126,37 +115,28 @@ class Training(commands.Cog):
     def __init__(self, bot: BoardBot) -> None:
         self.bot = bot
         self.progress_interval = 1.0  # seconds between progress edits
-        #: Who owns the bot (overridable in tests; discord.py asks the API once and caches).
-        self.is_owner: Callable[[discord.abc.User], Awaitable[bool]] = bot.is_owner
-
-    async def may_train(self, interaction: discord.Interaction) -> bool:
-        perms = interaction.permissions
-        if interaction.guild_id is not None and perms.manage_guild:
-            return True
-        try:
-            return await self.is_owner(interaction.user)
-        except discord.HTTPException:
-            log.warning("cannot ask Discord who owns the bot")
-            return False
 
     @app_commands.command(name="train", description="Train a learning agent by self-play")
     @app_commands.describe(
         game="Which game",
-        agent="A learning agent, e.g. trainer or trainer:memory=experiment",
+        agent="One of the bot's learning players (trainer or weightgrid)",
         games=f"How many self-play games (1-{MAX_GAMES})",
-        opponent="Train against this agent instead of itself (optional)",
+        opponent="Train against this player instead of itself (optional)",
     )
     async def train(
         self,
         interaction: discord.Interaction,
         game: Game,
-        agent: str,
+        agent: app_commands.Range[str, 1, 100],
         games: app_commands.Range[int, 1, MAX_GAMES],
-        opponent: str | None = None,
+        opponent: app_commands.Range[str, 1, 100] | None = None,
     ) -> None:
-        if not await self.may_train(interaction):
-            raise BadRequest("only the bot's owner or members with Manage Server can train agents")
-        job = self.bot.lobby.train(game, agent, games, opponent)
+        if not await self.bot.may_administer(interaction):
+            raise BadRequest(
+                "only the bot's owner (or its admins in its home server) can train its players"
+            )
+        raw_ok = await self.bot.may_use_raw_specs(interaction)
+        job = self.bot.lobby.train(game, agent, games, opponent, raw_ok=raw_ok)
         response = await interaction.response.send_message(embed=progress_embed(job.progress))
         message_id = getattr(response, "message_id", None)
         self.bot.lobby.spawn(self.follow(interaction, job, message_id))
@@ -186,8 +166,17 @@ class Training(commands.Cog):
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         game = getattr(interaction.namespace, "game", None)
-        names = [n for n in learning_agent_names(game) if current.lower() in n.lower()]
-        return [app_commands.Choice(name=n, value=n) for n in names[:25]]
+        names: list[str] = []
+        for g in [game] if game in registry.GAMES else list(registry.GAMES):
+            names += [o.name for o in opponents.opponents(g) if o.learns and o.name not in names]
+        hits = [n for n in names if current.lower() in n]
+        return [app_commands.Choice(name=n, value=n) for n in hits[:25]]
+
+    @train.autocomplete("opponent")
+    async def _opponent_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return opponent_choices(getattr(interaction.namespace, "game", None), current)
 
     @app_commands.command(name="agents", description="The AI agents: levels, ratings, learning")
     @app_commands.describe(game="Only this game (default: both)")

@@ -120,3 +120,12 @@ class CorruptRowError(StoreError):
         self.key = key
         self.column = column
         self.detail = detail
+
+
+class ChallengeClosedError(StoreError):
+    """A challenge was answered already, or expired (the other clicks of a burst get this)."""
+
+    def __init__(self, challenge_id: int, status: str) -> None:
+        super().__init__(f"challenge {challenge_id} is {status}")
+        self.challenge_id = challenge_id
+        self.status = status

@@ -173,11 +173,38 @@ ALTER TABLE matches ADD COLUMN final_shown INTEGER NOT NULL DEFAULT 1
 CREATE INDEX matches_unshown ON matches (id) WHERE final_shown = 0;
 """
 
+_V4 = """
+-- A challenge lives in the database, so its answer is one atomic transition (twenty Accept
+-- clicks make one match) and its expiry survives a restart.
+CREATE TABLE challenges (
+    id             INTEGER PRIMARY KEY,
+    game           TEXT    NOT NULL CHECK (game <> ''),
+    challenger_id  INTEGER NOT NULL REFERENCES players (id),
+    opponent_id    INTEGER NOT NULL REFERENCES players (id),
+    guild_id       INTEGER,
+    channel_id     INTEGER,
+    message_id     INTEGER,
+    status         TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN
+                           ('pending', 'accepted', 'declined', 'withdrawn', 'expired')),
+    created_at     REAL    NOT NULL,
+    expires_at     REAL    NOT NULL,
+    answered_at    REAL,
+    match_id       INTEGER REFERENCES matches (id),
+    CHECK (challenger_id <> opponent_id),
+    CHECK ((status = 'accepted') = (match_id IS NOT NULL)),
+    CHECK ((status = 'pending') = (answered_at IS NULL))
+);
+
+CREATE INDEX challenges_pending ON challenges (expires_at) WHERE status = 'pending';
+CREATE INDEX challenges_by ON challenges (challenger_id, status, created_at);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
     (2, _V2),
     (3, _V3),
+    (4, _V4),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

@@ -126,6 +126,30 @@ class Match:
         return "win" if self.result == str(seat) else "loss"
 
 
+ChallengeStatus = Literal["pending", "accepted", "declined", "withdrawn", "expired"]
+CHALLENGE_STATUSES: frozenset[str] = frozenset(
+    {"pending", "accepted", "declined", "withdrawn", "expired"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """One person's challenge to another; answered once (see ``Store.answer_challenge``)."""
+
+    id: int
+    game: str
+    challenger_id: int
+    opponent_id: int
+    guild_id: int | None
+    channel_id: int | None
+    message_id: int | None
+    status: ChallengeStatus
+    created_at: float
+    expires_at: float
+    answered_at: float | None
+    match_id: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class MoveRow:
     """One stored move.  ``ply`` is 0-based: the first move of a match is ply 0."""

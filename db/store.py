@@ -53,6 +53,7 @@ import aiosqlite
 import faults
 
 from .errors import (
+    ChallengeClosedError,
     CorruptRowError,
     MatchNotFoundError,
     MatchNotLiveError,
@@ -63,11 +64,14 @@ from .errors import (
 )
 from .migrations import LATEST_VERSION, apply_migrations, rollback_quietly, user_version
 from .models import (
+    CHALLENGE_STATUSES,
     MATCH_KINDS,
     MATCH_STATUSES,
     PLAYER_KINDS,
     RESULTS,
     TERMINATIONS,
+    Challenge,
+    ChallengeStatus,
     Finish,
     HistoryEntry,
     LeaderboardEntry,
@@ -109,6 +113,10 @@ _MATCH_COLS = (
 )
 #: Outbox rows failing this many times are no longer retried.
 OUTBOX_GIVE_UP = 20
+_CHALLENGE_COLS = (
+    "id, game, challenger_id, opponent_id, guild_id, channel_id, message_id, status,"
+    " created_at, expires_at, answered_at, match_id"
+)
 _OUTBOX_COLS = "id, kind, match_id, payload, created_at, attempts, last_error"
 _NOT_SET_ASIDE = "id NOT IN (SELECT match_id FROM match_faults)"
 _EXPIRED = (
@@ -339,6 +347,12 @@ class Store:
         async with self._read() as conn:
             return await _players_by_id(conn, player_ids)
 
+    async def find_local(self, local_name: str) -> Player | None:
+        rows = await self._fetchall(
+            f"SELECT {_PLAYER_COLS} FROM players WHERE local_name = ?", (local_name.strip(),)
+        )
+        return _player(rows[0]) if rows else None
+
     async def find_user(self, discord_id: int) -> Player | None:
         rows = await self._fetchall(
             f"SELECT {_PLAYER_COLS} FROM players WHERE discord_id = ?", (int(discord_id),)
@@ -362,13 +376,16 @@ class Store:
         turn_seconds: float | None = None,
         turn_deadline: Deadline = AUTO,
         options: Mapping[str, Any] | None = None,
+        accepts: int | None = None,
     ) -> Match:
         """Start a live match at ply 0.  ``player0_id`` moves first.
 
         ``kind`` must agree with the players (pve: one agent; pvp: none;
         eve: two), which catches seat mix-ups early.  ``turn_deadline=AUTO``
         means now + ``turn_seconds`` (or no deadline if untimed); pass ``None``
-        explicitly when an agent moves first.
+        explicitly when an agent moves first.  ``accepts``: the id of the challenge this
+        match answers; in the same transaction it must still be pending and unexpired
+        (else :class:`ChallengeClosedError`, and no match is made) and becomes accepted.
         """
         _check_game(game)
         if kind not in MATCH_KINDS:
@@ -415,7 +432,10 @@ class Store:
                     options_json,
                 ),
             )
-            return _match(rows[0])
+            match = _match(rows[0])
+            if accepts is not None:
+                await _close_challenge(conn, accepts, "accepted", now, match.id)
+            return match
 
     async def get_match(self, match_id: int) -> Match | None:
         rows = await self._fetchall(f"SELECT {_MATCH_COLS} FROM matches WHERE id = ?", (match_id,))
@@ -742,6 +762,112 @@ class Store:
             " AND ((player0_id = ? AND player1_id = ?) OR (player0_id = ? AND player1_id = ?))",
             (since, a, b, b, a),
         )
+        return int(rows[0][0])
+
+    # ------------------------------------------------------------------ challenges
+
+    async def create_challenge(
+        self,
+        game: str,
+        challenger_id: int,
+        opponent_id: int,
+        expires_at: float,
+        *,
+        guild_id: int | None = None,
+        channel_id: int | None = None,
+    ) -> Challenge:
+        _check_game(game)
+        if challenger_id == opponent_id:
+            raise ValueError("a player cannot challenge themselves")
+        async with self._write("create_challenge") as conn:
+            rows = await _q(
+                conn,
+                "INSERT INTO challenges (game, challenger_id, opponent_id, guild_id, channel_id,"
+                " created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                f" RETURNING {_CHALLENGE_COLS}",
+                (game, challenger_id, opponent_id, guild_id, channel_id, self._clock(), expires_at),
+            )
+            return _challenge(rows[0])
+
+    async def get_challenge(self, challenge_id: int) -> Challenge | None:
+        rows = await self._fetchall(
+            f"SELECT {_CHALLENGE_COLS} FROM challenges WHERE id = ?", (challenge_id,)
+        )
+        return _challenge(rows[0]) if rows else None
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        async with self._write("set_challenge_message") as conn:
+            await conn.execute(
+                "UPDATE challenges SET message_id = ? WHERE id = ?", (message_id, challenge_id)
+            )
+
+    async def close_challenge(
+        self, challenge_id: int, status: Literal["declined", "withdrawn"]
+    ) -> Challenge:
+        """Decline or withdraw a pending challenge (ChallengeClosedError if it is not)."""
+        async with self._write("close_challenge") as conn:
+            await _close_challenge(conn, challenge_id, status, self._clock(), None)
+            rows = await _q(
+                conn, f"SELECT {_CHALLENGE_COLS} FROM challenges WHERE id = ?", (challenge_id,)
+            )
+            return _challenge(rows[0])
+
+    async def expire_challenges(self, now: float) -> list[Challenge]:
+        """Mark every pending challenge whose time is up as expired; those challenges."""
+        async with self._write("expire_challenges") as conn:
+            rows = await _q(
+                conn,
+                "UPDATE challenges SET status = 'expired', answered_at = ?"
+                f" WHERE status = 'pending' AND expires_at <= ? RETURNING {_CHALLENGE_COLS}",
+                (now, now),
+            )
+            return [_challenge(r) for r in rows]
+
+    async def pending_challenges(
+        self, challenger_id: int | None = None, opponent_id: int | None = None
+    ) -> list[Challenge]:
+        sql = f"SELECT {_CHALLENGE_COLS} FROM challenges WHERE status = 'pending'"
+        params: list[Any] = []
+        if challenger_id is not None:
+            sql += " AND challenger_id = ?"
+            params.append(challenger_id)
+        if opponent_id is not None:
+            sql += " AND opponent_id = ?"
+            params.append(opponent_id)
+        rows = await self._fetchall(sql + " ORDER BY id", params)
+        return [_challenge(r) for r in rows]
+
+    async def last_challenge_between(self, a: int, b: int) -> Challenge | None:
+        """The newest challenge between two players, either way round."""
+        rows = await self._fetchall(
+            f"SELECT {_CHALLENGE_COLS} FROM challenges WHERE (challenger_id = ? AND"
+            " opponent_id = ?) OR (challenger_id = ? AND opponent_id = ?)"
+            " ORDER BY created_at DESC, id DESC LIMIT 1",
+            (a, b, b, a),
+        )
+        return _challenge(rows[0]) if rows else None
+
+    async def count_live(
+        self,
+        kind: MatchKind,
+        *,
+        player_id: int | None = None,
+        guild_id: int | None = None,
+        starter: int | str | None = None,
+    ) -> int:
+        """Live matches of a kind, of a player, in a guild, or started by someone (limits)."""
+        sql = "SELECT COUNT(*) FROM matches WHERE status = 'live' AND kind = ?"
+        params: list[Any] = [kind]
+        if player_id is not None:
+            sql += " AND (player0_id = ? OR player1_id = ?)"
+            params += [player_id, player_id]
+        if guild_id is not None:
+            sql += " AND guild_id = ?"
+            params.append(guild_id)
+        if starter is not None:
+            sql += " AND json_extract(options, '$.starter.ident') = ?"
+            params.append(starter)
+        rows = await self._fetchall(sql, params)
         return int(rows[0][0])
 
     # ------------------------------------------------------------------ ratings & stats
@@ -1397,6 +1523,46 @@ def _decodable_matches(rows: Iterable[sqlite3.Row]) -> list[Match]:
         except CorruptRowError as exc:
             log.warning("skipping a match that does not decode: %s", exc)
     return out
+
+
+async def _close_challenge(
+    conn: aiosqlite.Connection, challenge_id: int, status: str, now: float, match_id: int | None
+) -> None:
+    """Answer a pending, unexpired challenge (in the caller's transaction)."""
+    rows = await _q(conn, "SELECT status, expires_at FROM challenges WHERE id = ?", (challenge_id,))
+    if not rows:
+        raise ChallengeClosedError(challenge_id, "unknown")
+    current, expires_at = rows[0][0], rows[0][1]
+    if current != "pending":
+        raise ChallengeClosedError(challenge_id, str(current))
+    if status == "accepted" and expires_at <= now:
+        await conn.execute(
+            "UPDATE challenges SET status = 'expired', answered_at = ? WHERE id = ?",
+            (now, challenge_id),
+        )
+        raise ChallengeClosedError(challenge_id, "expired")
+    await conn.execute(
+        "UPDATE challenges SET status = ?, answered_at = ?, match_id = ? WHERE id = ?",
+        (status, now, match_id, challenge_id),
+    )
+
+
+def _challenge(row: sqlite3.Row) -> Challenge:
+    r = _Row("challenges", row, ("id",))
+    return Challenge(
+        id=r.get_int("id"),
+        game=r.get_str("game"),
+        challenger_id=r.get_int("challenger_id"),
+        opponent_id=r.get_int("opponent_id"),
+        guild_id=r.opt_int("guild_id"),
+        channel_id=r.opt_int("channel_id"),
+        message_id=r.opt_int("message_id"),
+        status=cast(ChallengeStatus, r.choice("status", CHALLENGE_STATUSES)),
+        created_at=r.get_float("created_at"),
+        expires_at=r.get_float("expires_at"),
+        answered_at=r.opt_float("answered_at"),
+        match_id=r.opt_int("match_id"),
+    )
 
 
 def _outbox(row: sqlite3.Row) -> OutboxItem:

@@ -26,23 +26,25 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import random
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 from db import errors as dberr
-from db.models import Finish, Match, NewMove, Player, Rating, Result
+from db.models import Challenge, Finish, Match, NewMove, Player, Rating, Result
 from db.store import Store
-from engine.agents import registry
+from engine.agents import opponents, registry
 from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games import new_game
 from engine.games.base import GameState, IllegalMoveError, Move, NotationError
 from lobby.errors import (
     BadMove,
     BadRequest,
+    LobbyError,
     MatchNotFound,
     MatchOver,
     NotInMatch,
@@ -63,9 +65,7 @@ from lobby.ratings import Skill, rate_1v1
 log = logging.getLogger(__name__)
 
 Listener = Callable[["Snapshot"], Awaitable[None]]
-#: Where a new match is shown, or how to get it once the request is known to be valid (a
-#: Discord front end then makes the board's message, so the match is stored with its id).
-Place: TypeAlias = "Where | Callable[[], Awaitable[Where]]"
+ChallengeListener = Callable[[Challenge], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,9 @@ class Where:
     guild_id: int | None = None
     channel_id: int | None = None
     message_id: int | None = None  # the board's message, when it exists before the match
+    #: Makes the message that will show a new match, called once the request is known to be
+    #: valid: a Discord front end defers then, so the match is stored with its message.
+    show: Callable[[], Awaitable[int | None]] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,20 @@ class LobbyConfig:
     store_retry_seconds: float = 0.25
     #: A match failing this many clock ticks or resumes in a row is set aside.
     max_failures: int = 3
+    #: What one Discord member may have running (None: no limit). The console's local players
+    #: own the machine: limits do not apply to them.
+    max_bot_games: int | None = 3  # live games against the bot, per member
+    max_botmatches: int | None = 2  # live bot matches a member started
+    max_guild_botmatches: int | None = 5  # live bot matches in one server
+    max_pending_challenges: int | None = 5  # unanswered challenges a member sent
+    challenge_cooldown: float = 30.0  # seconds before the same pair may be challenged again
+    challenge_seconds: float = 300.0  # a challenge expires after this
+    #: Only the bot's own learning opponents (engine/agents/opponents.py) write learned memory;
+    #: `learn_any` lets every learning agent learn (tests of other learning agents).
+    learn_any: bool = False
+    #: Every request may name agents by raw spec (still checked and bounded): for offline
+    #: tools and tests; the bot passes `raw_ok` per request instead (its owner only).
+    raw_specs: bool = False
     seed: int | None = None
 
 
@@ -167,7 +184,9 @@ class Lobby:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # injectable for fast tests
     #: Memory of learning agents, learning from finished matches, training jobs.
     learning: LearningHub = field(init=False)
-    _locks: dict[int, asyncio.Lock] = field(default_factory=dict)
+    #: Announced when a challenge expires (the front end greys its message).
+    challenge_listeners: list[ChallengeListener] = field(default_factory=list)
+    _locks: dict[int, _MatchLock] = field(default_factory=dict)
     _states: dict[int, _Cached] = field(default_factory=dict)
     _players: dict[int, Player] = field(default_factory=dict)
     #: The running agent turn of each match (at most one).
@@ -189,8 +208,24 @@ class Lobby:
             player = await self.store.get_or_create_user(int(person.ident), person.name)
         else:
             player = await self.store.get_or_create_local(str(person.ident), person.name)
-        self._players[player.id] = player
+        self._remember(player)
         return player
+
+    async def _known(self, person: Person) -> Player | None:
+        """The stored player of a person, without creating one (a refused request by someone
+        new must leave no row behind)."""
+        if person.kind == "user":
+            player = await self.store.find_user(int(person.ident))
+        else:
+            player = await self.store.find_local(str(person.ident))
+        if player is not None:
+            self._remember(player)
+        return player
+
+    def _remember(self, player: Player) -> None:
+        if len(self._players) >= MAX_CACHED_PLAYERS:  # bounded: players come and go
+            self._players.clear()
+        self._players[player.id] = player
 
     async def known_user(self, discord_id: int) -> Person:
         """A Discord user as last seen (their stored name), for ids taken from a custom id."""
@@ -198,63 +233,134 @@ class Lobby:
         name = player.display_name if player is not None else f"Player {discord_id}"
         return Person("user", discord_id, name)
 
-    async def _agent_seat(self, game: str, text: str) -> Seat:
+    def _agent_choice(self, game: str, text: str, raw_ok: bool) -> _AgentChoice:
+        """An opponent by name from the curated list; a raw agent spec only if `raw_ok` (the
+        bot's owner, or the local console), and even then every value is checked and every
+        budget bounded by the registry."""
+        raw_ok = raw_ok or self.config.raw_specs
+        try:
+            opp = opponents.opponent(game, text)
+        except ValueError as exc:
+            if not raw_ok:
+                raise BadRequest(str(exc)) from None
+        else:
+            key = f"{game}:{opp.name}"
+            return _AgentChoice(opp.spec, opp.budget, opp.level, key, f"Bot ({opp.name})")
         try:
             spec, budget = registry.resolve(text, game)
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
-        level = text.strip() if text.strip() in registry.LEVELS[game] else None
-        key = f"{game}:{level}" if level else f"{game}:{spec.label()}"
-        name = f"Bot ({level})" if level else f"Bot {text.strip()}"
-        player = await self.store.get_or_create_agent(key, name)
-        self._players[player.id] = player
-        return Seat(player, spec, budget, level)
+        label = spec.label()
+        return _AgentChoice(spec, budget, None, f"{game}:{label}", f"Bot {label}"[:64])
+
+    async def _agent_seat(self, choice: _AgentChoice) -> Seat:
+        player = await self.store.get_or_create_agent(choice.key, choice.name)
+        self._remember(player)
+        return Seat(player, choice.spec, choice.budget, choice.level)
 
     # ------------------------------------------------------------------ creating matches
 
     async def start_pve(
-        self, person: Person, game: str, level: str, first: str = "me", where: Place = Where()
+        self,
+        person: Person,
+        game: str,
+        level: str,
+        first: str = "me",
+        where: Where = Where(),
+        *,
+        raw_ok: bool = False,
     ) -> Snapshot:
-        """A person against an agent level (or any agent spec)."""
+        """A person against an opponent: a level or a curated agent by name (any agent spec
+        with `raw_ok`)."""
+        game = self._game(game)
         if first not in ("me", "bot", "random"):
             raise BadRequest("first must be me, bot or random")
+        choice = self._agent_choice(game, level, raw_ok)
+        await self._limit_bot_games(person)
         human = Seat(await self.player_for(person))
-        bot = await self._agent_seat(self._game(game), level)
+        bot = await self._agent_seat(choice)
         if first == "random":
             first = self._rng.choice(["me", "bot"])
         seats = (human, bot) if first == "me" else (bot, human)
         return await self._create(game, "pve", seats, where, rated=True)
 
     async def start_pvp(
-        self, first: Person, second: Person, game: str, where: Place = Where()
+        self,
+        first: Person,
+        second: Person,
+        game: str,
+        where: Where = Where(),
+        *,
+        accepts: int | None = None,
     ) -> Snapshot:
-        """Two people; `first` moves first (the front end decides who, e.g. the challenger)."""
-        a, b = await self.player_for(first), await self.player_for(second)
-        if a.id == b.id:
+        """Two people; `first` moves first (the front end decides who, e.g. the challenger).
+        `accepts`: the challenge this match answers (accepted in the same transaction)."""
+        game = self._game(game)
+        if first.kind == second.kind and first.ident == second.ident:
             raise BadRequest("you cannot challenge yourself")
+        a, b = await self.player_for(first), await self.player_for(second)
         rated = await self._pair_may_be_rated(a.id, b.id)
-        return await self._create(game, "pvp", (Seat(a), Seat(b)), where, rated=rated)
+        seats = (Seat(a), Seat(b))
+        return await self._create(game, "pvp", seats, where, rated=rated, accepts=accepts)
 
     async def start_eve(
         self,
         game: str,
         first: str,
         second: str,
-        where: Place = Where(),
+        where: Where = Where(),
         delay: float | None = None,
         starter: Person | None = None,
+        *,
+        raw_ok: bool = False,
     ) -> Snapshot:
         """Two agents, for spectators. Unrated unless the config says otherwise."""
         game = self._game(game)
         delay = self.config.botmatch_delay if delay is None else delay
-        if not 0 <= delay <= 60:
+        if not (math.isfinite(delay) and 0 <= delay <= 60):
             raise BadRequest("delay must be between 0 and 60 seconds")
-        seats = (await self._agent_seat(game, first), await self._agent_seat(game, second))
+        choices = [self._agent_choice(game, text, raw_ok) for text in (first, second)]
+        await self._limit_botmatches(starter, where)
+        seats = (await self._agent_seat(choices[0]), await self._agent_seat(choices[1]))
         rated = self.config.rate_botmatches and seats[0].player.id != seats[1].player.id
         extra: dict[str, Any] = {"delay": delay}
         if starter is not None:
             extra["starter"] = {"kind": starter.kind, "ident": starter.ident}
         return await self._create(game, "eve", seats, where, rated=rated, extra=extra)
+
+    # ------------------------------------------------------------------ limits
+
+    async def _limit_bot_games(self, person: Person) -> None:
+        cap = self.config.max_bot_games
+        if cap is None or person.kind != "user":
+            return
+        player = await self._known(person)
+        if player is not None and await self.store.count_live("pve", player_id=player.id) >= cap:
+            raise LimitReached(
+                f"you already have {cap} games against the bot in progress (the limit): "
+                "finish or resign one, then start another"
+            )
+
+    async def _limit_botmatches(self, starter: Person | None, where: Where) -> None:
+        if starter is None or starter.kind != "user":
+            return
+        cap = self.config.max_botmatches
+        if cap is not None and await self.store.count_live("eve", starter=starter.ident) >= cap:
+            raise LimitReached(
+                f"you already have {cap} bot matches running (the limit): stop one or wait "
+                "until one ends"
+            )
+        cap = self.config.max_guild_botmatches
+        guild = where.guild_id if isinstance(where, Where) else None
+        if (
+            cap is not None
+            and guild is not None
+            and (await self.store.count_live("eve", guild_id=guild) >= cap)
+        ):
+            raise LimitReached(
+                f"this server already has {cap} bot matches running (the limit): try "
+                "again when one ends"
+            )
 
     def _game(self, game: str) -> str:
         if game not in registry.GAMES:
@@ -266,16 +372,17 @@ class Lobby:
         game: str,
         kind: Literal["pve", "pvp", "eve"],
         seats: tuple[Seat, Seat],
-        where: Place,
+        where: Where,
         rated: bool,
         extra: dict[str, Any] | None = None,
+        accepts: int | None = None,
     ) -> Snapshot:
         """Store a new match (with the message that shows it, if the front end has one
         already) and start the agent's turn if an agent moves first."""
         game = self._game(game)
         state = new_game(game)
-        if not isinstance(where, Where):
-            where = await where()  # the request is valid: the front end may show it now
+        if where.show is not None:  # the request is valid: the front end may show it now
+            where = Where(where.guild_id, where.channel_id, await where.show())
         options: dict[str, Any] = {"seats": [_seat_options(s) for s in seats], **(extra or {})}
         deadline = None if seats[0].is_agent else self.clock() + self.config.turn_seconds
         match = await self.store.create_match(
@@ -291,6 +398,7 @@ class Lobby:
             turn_seconds=self.config.turn_seconds,
             turn_deadline=deadline,
             options=options,
+            accepts=accepts,
         )
         self._states[match.id] = _Cached(state, None)
         snap = Snapshot(match, state, seats)
@@ -361,9 +469,21 @@ class Lobby:
         return seats[0], seats[1]
 
     async def _agent_specs(self, match: Match) -> list[tuple[int, AgentSpec]]:
-        """The (seat, spec) of a match's agent seats (the learning hub asks)."""
+        """The (seat, spec) of the agent seats that may learn from a match (the learning hub
+        asks): the bot's own learning opponents, never settings a member chose."""
         seats = await self._seats(match)
-        return [(i, s.spec) for i, s in enumerate(seats) if s.spec is not None]
+        return [
+            (i, s.spec)
+            for i, s in enumerate(seats)
+            if s.spec is not None and self._may_learn(match.game, s.spec)
+        ]
+
+    def _may_learn(self, game: str, spec: AgentSpec | None) -> bool:
+        if spec is None:
+            return False
+        if self.config.learn_any:
+            return self.learning.learns([spec], game)
+        return opponents.may_learn(game, spec)
 
     async def live_matches_of(self, person: Person, channel_id: int | None = None) -> list[Match]:
         player = await self.player_for(person)
@@ -374,20 +494,40 @@ class Lobby:
 
     # ------------------------------------------------------------------ moves
 
-    def _lock(self, match_id: int) -> asyncio.Lock:
-        lock = self._locks.get(match_id)
-        if lock is None:
-            lock = self._locks[match_id] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _lock(self, match_id: int) -> AsyncIterator[None]:
+        """The match's lock; its entry lives only while someone holds or awaits it, so forged
+        ids and ended matches leave nothing behind."""
+        entry = self._locks.get(match_id)
+        if entry is None:
+            entry = self._locks[match_id] = _MatchLock()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0 and self._locks.get(match_id) is entry:
+                del self._locks[match_id]
 
     async def play(
-        self, match_id: int, person: Person, move: str | Move, expected_ply: int | None = None
+        self,
+        match_id: int,
+        person: Person,
+        move: str | Move,
+        expected_ply: int | None = None,
+        via: Where | None = None,
     ) -> Snapshot:
         """A person's move: theirs, their turn, legal, match live; stored before returning.
 
-        The agent's reply, if an agent is to move next, starts in the background.
+        `via`: where the request came from (a board message): it must be this match's. The
+        agent's reply, if an agent is to move next, starts in the background.
         """
-        player = await self.player_for(person)
+        snap = await self.snapshot(match_id)  # no such match: refused before anything else
+        _check_origin(snap.match, via)
+        player = await self._known(person)
+        if player is None or snap.seat_index(player.id) is None:
+            raise NotInMatch(f"match #{match_id} is not yours")
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
             seat = snap.seat_index(player.id)
@@ -483,8 +623,8 @@ class Lobby:
             score0 = 0.5 if result == "draw" else (1.0 if result == "0" else 0.0)
             ratings = _rating_fn(match.game, match.player0_id, match.player1_id, score0)
         outbox: list[tuple[str, dict[str, Any]]] = []
-        learns = self.learning.learns((s.spec for s in seats), match.game)
-        if status == "finished" and result is not None and learns:
+        learners = [s.spec for s in seats if self._may_learn(match.game, s.spec)]
+        if status == "finished" and result is not None and learners:
             outbox.append((LEARN, {}))
         return Finish(status, result, termination, ratings), outbox
 
@@ -495,9 +635,6 @@ class Lobby:
         # An ended match is read again from the store if anyone asks; its caches go.
         self._states.pop(match.id, None)
         self._failures.pop(match.id, None)
-        lock = self._locks.get(match.id)
-        if lock is not None and not lock.locked():
-            del self._locks[match.id]
         if learns:
             self.learning.kick()
 
@@ -517,8 +654,11 @@ class Lobby:
         self._after_commit(stored, _Cached(snap.state, snap.last_move), bool(outbox))
         return replace(snap, match=stored)
 
-    async def resign(self, match_id: int, person: Person) -> Snapshot:
-        player = await self.player_for(person)
+    async def resign(self, match_id: int, person: Person, via: Where | None = None) -> Snapshot:
+        _check_origin((await self.snapshot(match_id)).match, via)
+        player = await self._known(person)
+        if player is None:
+            raise NotInMatch(f"match #{match_id} is not yours")
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
             seat = snap.seat_index(player.id)
@@ -533,8 +673,11 @@ class Lobby:
         await self._emit(snap)
         return snap
 
-    async def stop(self, match_id: int, termination: str = "stopped") -> Snapshot:
+    async def stop(
+        self, match_id: int, termination: str = "stopped", via: Where | None = None
+    ) -> Snapshot:
         """Stop a spectated agent match (the front end checks who may)."""
+        _check_origin((await self.snapshot(match_id)).match, via)
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
             if not snap.live:
@@ -687,21 +830,137 @@ class Lobby:
         games: int,
         opponent: str | None = None,
         seed: int | None = None,
+        *,
+        raw_ok: bool = False,
     ) -> TrainingJob:
         """Start training a learning agent's memory in the engine pool (in the background).
 
-        The front end checks who may; BadRequest if the agent does not learn, the memory is
-        already training or the numbers are off.
+        `agent` names one of the bot's own learning opponents and `opponent` (optional) any
+        opponent, by name; raw specs only with `raw_ok` (the owner), still checked and
+        bounded. The front end checks who may; BadRequest if the agent does not learn, a job
+        is already running (one at a time in all) or the numbers are off.
         """
         game = self._game(game)
+        raw_ok = raw_ok or self.config.raw_specs
+        learner = self._agent_choice(game, agent, raw_ok)
+        if not raw_ok and not opponents.may_learn(game, learner.spec):
+            learning = [o.name for o in opponents.opponents(game) if o.learns]
+            raise BadRequest(f"{agent.strip()} does not learn: train {' or '.join(learning)}")
+        opp = None
+        if opponent:
+            choice = self._agent_choice(game, opponent, raw_ok)
+            opp = (choice.spec, choice.budget)
         try:
-            spec, budget = registry.resolve(agent, game)
-            opp = registry.resolve(opponent, game) if opponent else None
             return self.learning.start_training(
-                self.pool, game, spec, budget, games, opponent=opp, seed=seed, label=agent.strip()
+                self.pool,
+                game,
+                learner.spec,
+                learner.budget,
+                games,
+                opponent=opp,
+                seed=seed,
+                label=agent.strip(),
             )
         except (ValueError, TrainingRefused) as exc:
             raise BadRequest(str(exc)) from None
+
+    # ------------------------------------------------------------------ challenges
+
+    async def challenge(
+        self, challenger: Person, opponent: Person, game: str, where: Where = Where()
+    ) -> Challenge:
+        """A challenge from one person to another, expiring after `challenge_seconds`;
+        refused past the limits (pending challenges per person, a pause per pair)."""
+        game = self._game(game)
+        if challenger.kind == opponent.kind and challenger.ident == opponent.ident:
+            raise BadRequest("you cannot challenge yourself")
+        now = self.clock()
+        a, b = await self._known(challenger), await self._known(opponent)
+        if a is not None and b is not None and challenger.kind == "user":
+            last = await self.store.last_challenge_between(a.id, b.id)
+            wait = 0.0 if last is None else last.created_at + self.config.challenge_cooldown - now
+            if wait > 0:
+                raise LimitReached(
+                    f"you challenged {opponent.name} a moment ago: you can challenge them "
+                    f"again in {math.ceil(wait)} s"
+                )
+        cap = self.config.max_pending_challenges
+        if (
+            a is not None
+            and cap is not None
+            and challenger.kind == "user"
+            and len(await self.store.pending_challenges(challenger_id=a.id)) >= cap
+        ):
+            raise LimitReached(
+                f"you have {cap} challenges waiting for an answer (the limit): wait until "
+                "one is answered or expires"
+            )
+        a, b = await self.player_for(challenger), await self.player_for(opponent)
+        return await self.store.create_challenge(
+            game,
+            a.id,
+            b.id,
+            now + self.config.challenge_seconds,
+            guild_id=where.guild_id,
+            channel_id=where.channel_id,
+        )
+
+    async def get_challenge(self, challenge_id: int) -> Challenge | None:
+        return await self.store.get_challenge(challenge_id)
+
+    async def challenge_shown(self, challenge_id: int, message_id: int) -> None:
+        """The message that shows a challenge (its buttons; greyed when it expires)."""
+        await self.store.set_challenge_message(challenge_id, message_id)
+
+    async def answer_challenge(
+        self, challenge_id: int, person: Person, accept: bool, where: Where = Where()
+    ) -> tuple[Challenge, Snapshot | None]:
+        """Accept (the challenged person: the match starts, the challenger moves first),
+        decline (the challenged) or withdraw (the challenger); one answer wins, every other
+        click is told how it was answered."""
+        found = await self.store.get_challenge(challenge_id)
+        if found is None:
+            raise BadRequest("there is no such challenge")
+        _check_origin_challenge(found, where)
+        player = await self._known(person)
+        ids = (found.challenger_id, found.opponent_id)
+        if player is None or player.id not in ids:
+            raise NotInMatch("this challenge is not for you")
+        seat = ids.index(player.id)
+        if found.status != "pending" or found.expires_at <= self.clock():
+            raise ChallengeOver(_challenge_state(found, self.clock()))
+        if not accept:
+            status: Literal["declined", "withdrawn"] = "withdrawn" if seat == 0 else "declined"
+            try:
+                return await self.store.close_challenge(challenge_id, status), None
+            except dberr.ChallengeClosedError as exc:
+                raise ChallengeOver(f"this challenge was already {exc.status}") from None
+        if seat != 1:
+            raise NotInMatch("only the challenged player can accept")
+        challenger = (await self.store.get_players([found.challenger_id]))[found.challenger_id]
+        if challenger.discord_id is not None:
+            first = Person("user", challenger.discord_id, challenger.display_name)
+        else:
+            first = Person("local", str(challenger.local_name), challenger.display_name)
+        place = Where(where.guild_id, where.channel_id, where.message_id or found.message_id)
+        try:
+            snap = await self.start_pvp(first, person, found.game, place, accepts=challenge_id)
+        except dberr.ChallengeClosedError as exc:
+            raise ChallengeOver(f"this challenge was already {exc.status}") from None
+        answered = await self.store.get_challenge(challenge_id)
+        assert answered is not None
+        return answered, snap
+
+    async def expire_challenges(self) -> list[Challenge]:
+        """Expire every challenge whose time is up and announce each (greyed out)."""
+        expired = await self.store.expire_challenges(self.clock())
+        for challenge in expired:
+            for listener in list(self.challenge_listeners):
+                try:
+                    await listener(challenge)
+                except Exception:
+                    log.exception("a challenge listener failed")
+        return expired
 
     # ------------------------------------------------------------------ clocks and restarts
 
@@ -743,6 +1002,7 @@ class Lobby:
         """One pass of the clock: expire turns, and start any agent turn that is not running
         (its task failed, say, on a store error)."""
         await self.expire_turns()
+        await self.expire_challenges()
         for match_id in await self.store.agent_turn_ids():
             if match_id in self._turns or self._closing:
                 continue
@@ -880,6 +1140,59 @@ class Lobby:
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[Any]]:
         player = await self.player_for(person)
         return player, await self.store.history(player.id, limit=limit)
+
+
+#: The lobby's cache of players is emptied past this size (players come and go).
+MAX_CACHED_PLAYERS = 10_000
+
+
+class LimitReached(BadRequest):
+    """A member is at one of the limits on what they may have running."""
+
+
+class ChallengeOver(LobbyError):
+    """A challenge that was already answered, or has expired."""
+
+
+@dataclass(slots=True)
+class _MatchLock:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _AgentChoice:
+    spec: AgentSpec
+    budget: Budget
+    level: str | None
+    key: str  # the agent player's identity
+    name: str  # how people see it
+
+
+def _check_origin(match: Match, via: Where | None) -> None:
+    """A component belongs to its match's message and server: a click relayed from any other
+    message (a forged custom id) is refused."""
+    if via is None:
+        return
+    other_message = via.message_id is not None and match.message_id is not None
+    if (other_message and via.message_id != match.message_id) or (
+        match.guild_id is not None and via.guild_id != match.guild_id
+    ):
+        raise BadRequest(f"that is not the board of match #{match.id}")
+
+
+def _check_origin_challenge(challenge: Challenge, via: Where) -> None:
+    other_message = via.message_id is not None and challenge.message_id is not None
+    if (other_message and via.message_id != challenge.message_id) or (
+        challenge.guild_id is not None and via.guild_id != challenge.guild_id
+    ):
+        raise BadRequest("that is not this challenge's message")
+
+
+def _challenge_state(challenge: Challenge, now: float) -> str:
+    if challenge.status == "pending" and challenge.expires_at <= now:
+        return "this challenge has expired"
+    return f"this challenge was already {challenge.status}"
 
 
 def _result(winner: int | None) -> Result:

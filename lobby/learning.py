@@ -73,6 +73,7 @@ FULL_LOAD_LIMIT = 50_000
 BATCH_SECONDS = 0.5
 MAX_BATCH_GAMES = 2_000
 MAX_TRAIN_GAMES = 1_000_000
+MAX_AGENTS = 64  # local agent instances kept
 ROLLING_GAMES = 200  # the rolling win rate's window
 
 
@@ -141,6 +142,8 @@ class LearningHub:
         key = (spec, game)
         if key in self._agents:
             return self._agents[key]
+        if len(self._agents) >= MAX_AGENTS:  # bounded: specs come from people
+            self._agents.clear()
         agent: LearningAgent | None = None
         info = registry.AGENTS.get(spec.name)
         factory = info.factory if info is not None else None
@@ -442,11 +445,13 @@ class LearningHub:
                 raise TrainingRefused("the opponent must not be another learning agent")
             opponent = None  # itself: that is self-play
         mid = (agent.memory_kind, agent.memory_name)
-        running = self.jobs.get(mid)
-        if running is not None and not running.progress.finished:
+        # One job at a time in all: a job takes a worker from everyone's moves.
+        running = next((j for j in self.jobs.values() if not j.progress.finished), None)
+        if running is not None:
             p = running.progress
             raise TrainingRefused(
-                f"memory {mid[0]}/{mid[1]} is already training ({p.done}/{p.total} games)"
+                f"a training job is already running ({p.agent}, {p.done}/{p.total} games):"
+                " one at a time; wait for it to finish"
             )
         progress = TrainingProgress(
             game=game,

@@ -40,8 +40,8 @@ def test_print_commands_lists_every_command_valid_for_discord() -> None:
             assert NAME.match(option["name"]) and 1 <= len(option["description"]) <= 100
             assert len(option.get("choices", [])) <= 25
     play = next(c for c in commands if c["name"] == "play")
-    level = next(o for o in play["options"] if o["name"] == "level")
-    assert [c["value"] for c in level["choices"]] == ["easy", "medium", "hard", "expert"]
+    opponent = next(o for o in play["options"] if o["name"] == "opponent")
+    assert opponent.get("autocomplete") and opponent["max_length"] == 100
 
 
 def test_config_reads_env_and_dotenv(tmp_path: Path) -> None:
@@ -51,5 +51,5 @@ def test_config_reads_env_and_dotenv(tmp_path: Path) -> None:
     assert config.token == "abc" and config.workers == 1 and config.db_path == "x.db"
     with pytest.raises(SystemExit, match="BOARDBOT_TURN_SECONDS"):
         bot.Config.from_env({"BOARDBOT_TURN_SECONDS": "soon"}, dotenv)
-    with pytest.raises(SystemExit, match="guild"):
+    with pytest.raises(SystemExit, match="BOARDBOT_DEV_GUILD='my-server' is not a Discord id"):
         bot.Config.from_env({"BOARDBOT_DEV_GUILD": "my-server"}, dotenv)

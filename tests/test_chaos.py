@@ -15,27 +15,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+ARGS = [
+    *("--matches", "20", "--kills", "5", "--seed", "4", "--workers", "1"),
+    *("--turn-seconds", "8", "--grace", "4", "--epoch-seconds", "2", "5", "--stop-botmatches"),
+]
 
 
 @pytest.mark.slow
 def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
-    out = tmp_path / "chaos.json"
+    out, work = tmp_path / "chaos.json", tmp_path / "run"
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "benchmarks.chaos",
-            "--matches", "20",
-            "--kills", "5",
-            "--seed", "4",
-            "--workers", "1",
-            "--turn-seconds", "8",
-            "--grace", "4",
-            "--epoch-seconds", "2", "5",
-            "--stop-botmatches",
-            "--json", str(out),
-            "--workdir", str(tmp_path / "run"),
-        ],  # fmt: skip
+            *ARGS,
+            "--json",
+            f"{out}",
+            "--workdir",
+            f"{work}",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -69,7 +69,7 @@ async def test_a_whole_game_against_the_bot_then_history(lobby: Lobby) -> None:
     text = await run(lobby, f"/play game:connect4 level:random\n{c4_moves()}\n/history\n")
     assert text.startswith("> /play game:connect4 level:random\n#1 Connect Four: you 🔴 vs 🟡")
     assert "Move 1: 🔴 you to play" in text
-    assert re.search(r"^#1 Bot random 🟡 plays \d$", text, re.M)  # the bot's replies are shown
+    assert re.search(r"^#1 Bot \(random\) 🟡 plays \d$", text, re.M)  # the bot's replies are shown
     results = RESULT.findall(text)
     assert len(results) == 1, results
     assert "Match #1 · 7x6k4 · rated" in text
@@ -77,10 +77,8 @@ async def test_a_whole_game_against_the_bot_then_history(lobby: Lobby) -> None:
     assert "error: no live match for you" in text
     history = replies(text)["/history"]
     assert history[0] == "Recent matches of you:"
-    assert re.match(
-        r"  #1 Connect Four vs Bot random: (win|loss|draw) \((four in a row|the board is full)\)",
-        history[1],
-    )
+    ending = r"\((four in a row|the board is full)\)"
+    assert re.match(r"  #1 Connect Four vs Bot \(random\): (win|loss|draw) " + ending, history[1])
     match = await lobby.store.get_match(1)
     assert match is not None and match.status == "finished"
 
@@ -145,13 +143,13 @@ a1
     assert "🟡 bob wins (resignation)." in text
     assert "#2 you ⚫ plays d3" in text
     assert r["a1"][0].startswith("error: a1 is not legal")
-    assert "⚪ Bot greedy-first wins (resignation)." in r["/resign"]
+    assert "⚪ Bot (greedy-first) wins (resignation)." in r["/resign"]
     assert any(re.fullmatch(r"⚫ \d+ - \d+ ⚪", line) for line in r["/resign"])
 
 
 async def test_a_botmatch_plays_to_its_end(lobby: Lobby) -> None:
     text = await run(lobby, "/botmatch game:othello first:greedy-first second:random delay:0\n")
-    assert text.splitlines()[1] == "#1 Othello: Bot greedy-first ⚫ vs ⚪ Bot random"
+    assert text.splitlines()[1] == "#1 Othello: Bot (greedy-first) ⚫ vs ⚪ Bot (random)"
     plays = re.findall(r"^#1 Bot \S+ [⚫⚪] (?:plays [a-h][1-8]|has no legal move)", text, re.M)
     match = await lobby.store.get_match(1)
     assert match is not None and match.status == "finished" and match.kind == "eve"
@@ -251,7 +249,7 @@ def test_parse_command() -> None:
     assert parse_command("4") is None
     assert parse_command("/play othello hard first:bot") == (
         "play",
-        {"game": "othello", "level": "hard", "first": "bot"},
+        {"game": "othello", "opponent": "hard", "first": "bot"},
     )
     assert parse_command('challenge opponent:"Ann Lee" game:c4') == (
         "challenge",
@@ -259,7 +257,7 @@ def test_parse_command() -> None:
     )
     assert parse_command("/play game:connect4 level:minimax:depth=4") == (
         "play",
-        {"game": "connect4", "level": "minimax:depth=4"},
+        {"game": "connect4", "opponent": "minimax:depth=4"},
     )
     assert parse_command("/AS bob") == ("as", {"name": "bob"})
     assert parse_command("exit") == ("quit", {})
@@ -290,5 +288,5 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert len(RESULT.findall(proc.stdout)) == 1
-    assert re.search(r"^  #1 Connect Four vs Bot random: (win|loss|draw) \(", proc.stdout, re.M)
+    assert re.search(r"^  #1 Connect Four vs Bot \(random\): (win|loss|draw) \(", proc.stdout, re.M)
     assert proc.stdout.rstrip().endswith("> /quit")

@@ -48,7 +48,9 @@ async def make_bot(
 ) -> tuple[BoardBot, Harness]:
     """The bot on `db`; `messages`: what Discord shows from before (a restart)."""
     store = await Store.open(db, clock=clock)
-    lobby = Lobby(store, pool, LobbyConfig(seed=7), clock=clock, sleep=_no_sleep)
+    # No pause between challenges of a pair here (tests/test_abuse.py tests the limits).
+    config = LobbyConfig(seed=7, challenge_cooldown=0)
+    lobby = Lobby(store, pool, config, clock=clock, sleep=_no_sleep)
     bot = BoardBot(lobby, run_clock=False)
     bot.editor.play_interval = 0.0
     bot.editor.spectate_interval = 0.0
@@ -94,7 +96,7 @@ def description(message: dict[str, Any]) -> str:
 
 async def test_whole_game_against_the_bot(env: Any) -> None:
     bot, h = env
-    calls = await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    calls = await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     check_limits(calls)
     [cb] = callbacks(calls)
     assert cb.callback_type == DEFERRED and not cb.ephemeral
@@ -132,7 +134,7 @@ async def test_whole_game_against_the_bot(env: Any) -> None:
 async def test_bot_moves_first_and_its_move_edits_the_board(env: Any) -> None:
     _bot, h = env
     calls = await h.slash(
-        "play", {"game": "connect4", "level": "medium", "first": "bot"}, user=ALICE
+        "play", {"game": "connect4", "opponent": "medium", "first": "bot"}, user=ALICE
     )
     edits = [c for c in calls if c.seam == "http" and c.method == "PATCH"]
     assert edits, "the bot's first move must edit the board message"
@@ -264,7 +266,7 @@ async def test_full_column_is_disabled_and_a_forced_click_changes_nothing(env: A
 
 async def test_resign_button_and_slash_resign(env: Any) -> None:
     _bot, h = env
-    await h.slash("play", {"game": "othello", "level": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "othello", "opponent": "easy"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     resign = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rs:"))
     [cb] = callbacks(await h.click(board, resign, user=BOB))
@@ -273,7 +275,7 @@ async def test_resign_button_and_slash_resign(env: Any) -> None:
     assert cb.callback_type == UPDATE_MESSAGE
     assert "Bot (easy)** wins (resignation)" in cb.embeds[0]["description"]
 
-    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     [cb] = callbacks(await h.slash("resign", {}, user=ALICE))
     assert cb.ephemeral and "You resigned" in cb.content
     assert "resignation" in description(h.last_message(ephemeral=False))  # the board was edited too
@@ -283,7 +285,7 @@ async def test_resign_button_and_slash_resign(env: Any) -> None:
 
 async def test_othello_select_plays_a_move(env: Any) -> None:
     _bot, h = env
-    await h.slash("play", {"game": "othello", "level": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "othello", "opponent": "easy"}, user=ALICE)
     board = copy.deepcopy(h.last_message(ephemeral=False))  # as a client that never refreshed
     [select] = [c for c in buttons(board) if c["type"] == 3]
     labels = sorted(o["label"] for o in select["options"])
@@ -399,7 +401,7 @@ async def test_restart_resumes_an_agent_turn(
     bot, h = await make_bot(db, clock, pool)
     with monkeypatch.context() as patch:
         patch.setattr(Lobby, "_turn", _never_runs)  # the "crash" comes while the bot is to move
-        await h.slash("play", {"game": "connect4", "level": "easy", "first": "bot"}, user=ALICE)
+        await h.slash("play", {"game": "connect4", "opponent": "easy", "first": "bot"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     await h.close()
     await bot.lobby.store.close()
@@ -438,7 +440,7 @@ async def test_turn_clock_ends_a_match_on_time(env: Any, clock: Clock) -> None:
 
 async def test_stats_and_history_commands(env: Any) -> None:
     _bot, h = env
-    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     [cb] = callbacks(await h.slash("history", {}, user=ALICE))
     assert "vs Bot (easy): lost (resign)" in cb.embeds[0]["description"]
@@ -458,26 +460,27 @@ async def test_botmatch_autocomplete_and_bad_agent(env: Any) -> None:
             "botmatch", {"game": "othello", "first": "nope", "second": "easy"}, user=ALICE
         )
     )
-    assert cb.ephemeral and "unknown agent" in cb.content
+    assert cb.ephemeral and "unknown opponent" in cb.content
     assert await bot.lobby.store.live_matches() == []
 
 
-async def test_an_unanswered_challenge_is_greyed_out_when_it_expires(env: Any) -> None:
+async def test_an_unanswered_challenge_is_greyed_out_when_it_expires(
+    env: Any, clock: Clock
+) -> None:
     bot, h = env
-    bot.challenge_seconds = 0.05
     await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
     invite_id = int(h.last_message(ephemeral=False)["id"])
-    await asyncio.sleep(0.2)
+    clock.now += 301
+    await bot.lobby.tick()  # the clock's pass expires it and the bot greys it out
     await h.settle()
     invite = h.messages[invite_id]
     assert invite["components"] == []
     assert "expired" in invite["embeds"][0]["description"]
-    assert bot.pending_challenges == set()
 
 
 async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
     _, h = env
-    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     board = h.last_message(ephemeral=False)
     [rematch] = [b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rm:")]
@@ -499,7 +502,6 @@ async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
     [rematch] = [b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rm:")]
     [cb] = callbacks(await h.click(board, rematch, user=BOB))
     assert cb.callback_type == CHANNEL_MESSAGE and cb.content == f"<@{ALICE.id}>"
-    assert any(
-        b["custom_id"].startswith(f"ch:a:{BOB.id}:{ALICE.id}:o:")
-        for b in buttons(h.last_message(ephemeral=False))
-    )
+    invite = h.last_message(ephemeral=False)
+    assert "**bob** challenges **alice** to Othello" in invite["embeds"][0]["description"]
+    assert any(b["custom_id"].startswith("ch:a:") for b in buttons(invite))

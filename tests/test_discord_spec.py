@@ -371,7 +371,7 @@ async def test_the_real_bot_commands_and_board_pass(real_bot: Harness) -> None:
     sync = [c for c in h.calls if c.route == "/applications/{application_id}/commands"]
     assert [c.method for c in sync] == ["PUT"] and len(sync[0].json) >= 1
     before = sum(VALIDATED.values())
-    calls = await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    calls = await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     assert sum(VALIDATED.values()) >= before + len(calls)
     # The board comes in the callback or in an edit of the deferred response.
     board = next(c for c in calls if c.components)

@@ -71,7 +71,7 @@ async def test_a_failed_click_response_still_starts_the_agent_and_shows_its_move
     env: Any, status: int, code: int
 ) -> None:
     bot, h = env
-    await h.slash("play", {"game": "connect4", "level": "medium"}, user=ALICE)
+    await h.slash("play", {"game": "connect4", "opponent": "medium"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     failed = fail(h, CALLBACK, status, code)
     calls = await h.click(board, column_ids(board)[3], user=ALICE, expect_response=False)
@@ -103,14 +103,16 @@ async def test_person_vs_person_board_converges_after_a_failed_response(env: Any
 async def test_a_failed_deferral_leaves_no_match(env: Any) -> None:
     bot, h = env
     fail(h, CALLBACK, 404, 10062)
-    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE, expect_response=False)
+    await h.slash(
+        "play", {"game": "connect4", "opponent": "easy"}, user=ALICE, expect_response=False
+    )
     assert await bot.lobby.store.live_matches() == []
 
 
 async def test_a_failed_first_board_is_filled_by_the_editor(env: Any) -> None:
     bot, h = env
     fail(h, ORIGINAL, 500, 0)
-    await h.slash("play", {"game": "connect4", "level": "easy", "first": "bot"}, user=ALICE)
+    await h.slash("play", {"game": "connect4", "opponent": "easy", "first": "bot"}, user=ALICE)
     [match] = await bot.lobby.store.live_matches()
     assert match.message_id is not None
     board = h.messages[match.message_id]
@@ -123,7 +125,7 @@ async def test_a_bad_request_is_refused_before_anything_is_shown(env: Any) -> No
         "botmatch", {"game": "othello", "first": "nope", "second": "easy"}, user=ALICE
     )
     [cb] = callbacks(calls)
-    assert cb.ephemeral and "unknown agent" in (cb.content or "")
+    assert cb.ephemeral and "unknown opponent" in (cb.content or "")
     assert await bot.lobby.store.live_matches() == []
 
 
@@ -164,26 +166,40 @@ async def test_after_a_restart_every_live_board_shows_the_stored_position(
         await bot2.lobby.store.close()
 
 
-async def test_a_stranger_clicking_during_the_bots_turn_hides_nothing(env: Any) -> None:
+async def test_a_stranger_clicking_while_the_bot_moves_hides_nothing(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bot, h = env
-    gate = asyncio.Event()
+    agent_may_move, stranger_may_finish = asyncio.Event(), asyncio.Event()
     choose: Callable[..., Any] = bot.lobby.pool.choose
+    resign: Callable[..., Any] = Lobby.resign
 
-    async def held(*args: Any, **kwargs: Any) -> Any:
-        await gate.wait()
+    async def held_choose(*args: Any, **kwargs: Any) -> Any:
+        await agent_may_move.wait()
         return await choose(*args, **kwargs)
 
-    bot.lobby.pool.choose = held  # type: ignore[method-assign]
-    await h.slash("play", {"game": "connect4", "level": "easy"}, user=ALICE)
+    async def slow_resign(self: Lobby, *args: Any, **kwargs: Any) -> Any:
+        agent_may_move.set()  # the bot's move lands while the stranger's click is handled
+        await stranger_may_finish.wait()
+        return await resign(self, *args, **kwargs)
+
+    bot.lobby.pool.choose = held_choose  # type: ignore[method-assign]
+    monkeypatch.setattr(Lobby, "resign", slow_resign)
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     click = asyncio.ensure_future(h.click(board, column_ids(board)[3], user=ALICE))
     await asyncio.sleep(0.05)
     thinking = h.messages[int(board["id"])]
-    resign = next(b["custom_id"] for b in buttons(thinking) if b["custom_id"].startswith("rs:"))
-    for _ in range(5):  # a stranger spams Resign while the bot thinks
-        [cb] = callbacks(await h.click(thinking, resign, user=BOB))
-        assert cb.ephemeral
-    gate.set()
+    rs = next(b["custom_id"] for b in buttons(thinking) if b["custom_id"].startswith("rs:"))
+    stranger = asyncio.ensure_future(h.click(thinking, rs, user=BOB))
+    for _ in range(100):  # until the bot's move is stored
+        await asyncio.sleep(0.02)
+        stored = await bot.lobby.store.get_match(1)
+        if stored is not None and stored.ply == 2:
+            break
+    stranger_may_finish.set()
+    [cb] = callbacks(await stranger)
+    assert cb.ephemeral and "not yours" in (cb.content or "")
     await click
     await h.settle()
     board = h.messages[int(board["id"])]

@@ -33,6 +33,8 @@ def clean_faults() -> Any:
 
 async def open_lobby(db: Path, pool: EnginePool, clock: Clock, **config: Any) -> Lobby:
     store = await Store.open(db, clock=clock)
+    config.setdefault("learn_any", True)
+    config.setdefault("raw_specs", True)
     return Lobby(store, pool, LobbyConfig(seed=5, **config), clock=clock)
 
 

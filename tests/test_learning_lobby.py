@@ -23,6 +23,8 @@ from lobby.learning import TrainRequest, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.conftest import Clock
 
+#: These tests name their own learning agent by spec and let it learn (the bot does neither).
+TEST_CONFIG = LobbyConfig(raw_specs=True, learn_any=True)
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")
 KIND = "counting"
@@ -134,7 +136,7 @@ class Spy:
 @pytest.fixture
 async def lobby(tmp_path: Path, pool: EnginePool, clock: Clock) -> AsyncIterator[Lobby]:
     store = await Store.open(tmp_path / "learn.db", clock=clock)
-    lob = Lobby(store, pool, LobbyConfig(seed=5), clock=clock)
+    lob = Lobby(store, pool, LobbyConfig(seed=5, raw_specs=True, learn_any=True), clock=clock)
     yield lob
     await lob.close()
     await store.close()
@@ -261,7 +263,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
 ) -> None:
     db = tmp_path / "restart.db"
     store = await Store.open(db, clock=clock)
-    lob = Lobby(store, pool, clock=clock)
+    lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
     await play_out(lob, snap.id)
     first_pos = _pos((await lob.learning.replay("connect4", snap.match.variant, snap.id))[0][0])
@@ -269,7 +271,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
     await store.close()
 
     store = await Store.open(db, clock=clock)
-    lob = Lobby(store, pool, clock=clock)
+    lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     try:
         spy = Spy(lob)
         assert await lob.learning.rows(KIND, "default", [b"games", first_pos]) == {
@@ -320,8 +322,8 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
     job = lobby.train("connect4", KIND, 40, seed=1)
     from lobby.errors import BadRequest
 
-    with pytest.raises(BadRequest, match="already training"):
-        lobby.train("connect4", KIND, 10)
+    with pytest.raises(BadRequest, match="already running"):  # one job at a time, in all
+        lobby.train("connect4", f"{KIND}:memory=other", 10)
     with pytest.raises(BadRequest, match="does not learn"):
         lobby.train("connect4", "random", 10)
     with pytest.raises(BadRequest, match="between"):
@@ -358,7 +360,7 @@ async def test_memory_reaches_a_worker_process(tmp_path: Path, clock: Clock) -> 
     pool = EnginePool(workers=1)
     await pool.start()
     store = await Store.open(tmp_path / "proc.db", clock=clock)
-    lob = Lobby(store, pool, clock=clock)
+    lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     try:
         await pool.run(register_counting)  # the worker imports this module: it knows the agent
         await store.memory_put(KIND, "default", [(b"prefer", b"5")])
@@ -446,7 +448,7 @@ async def test_the_weight_grid_learns_once_per_game_and_a_fixed_grid_not_at_all(
     if not hasattr(wg, "grid_update"):
         pytest.skip("the learned weight grid is not there yet")
     spy = Spy(lobby)
-    fixed = await lobby.start_eve("othello", "weightgrid", "random", delay=0)
+    fixed = await lobby.start_eve("othello", "weightgrid:grid=default", "random", delay=0)
     await lobby.run_botmatch(fixed.id)
     await lobby.learning.drain()
     assert spy.puts == []  # grid=default keeps no memory: nothing to write

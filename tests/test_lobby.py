@@ -220,14 +220,15 @@ async def test_listeners_see_every_committed_change(lobby: Lobby) -> None:
     snap = await lobby.start_pve(ALICE, "connect4", "random", "bot")
     snap = await lobby.advance(snap.id)
     snap = await lobby.play(snap.id, ALICE, snap.state.legal_moves()[0])
+    snap = await lobby.advance(snap.id)  # the lobby started the agent's reply by itself
     await lobby.resign(snap.id, ALICE)
-    assert seen == [(1, "live"), (2, "live"), (2, "finished")]
+    assert seen == [(1, "live"), (2, "live"), (3, "live"), (3, "finished")]
 
 
 async def test_unknown_games_levels_and_matches(lobby: Lobby) -> None:
     with pytest.raises(BadRequest, match="unknown game"):
         await lobby.start_pve(ALICE, "chess", "easy")
-    with pytest.raises(BadRequest, match="unknown agent"):
+    with pytest.raises(BadRequest, match="unknown opponent 'godlike'"):
         await lobby.start_pve(ALICE, "connect4", "godlike")
     with pytest.raises(BadRequest):
         await lobby.start_pve(ALICE, "connect4", "easy", first="later")
