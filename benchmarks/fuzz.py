@@ -48,13 +48,7 @@ from db.store import Store  # noqa: E402
 from engine.agents import opponents, registry  # noqa: E402
 from lobby.core import Lobby, LobbyConfig  # noqa: E402
 from lobby.pool import EnginePool  # noqa: E402
-from tests.discord_harness import (  # noqa: E402
-    INTERACTION_COMPONENT,
-    Call,
-    Harness,
-    HarnessError,
-    user,
-)
+from tests.discord_harness import Call, Harness, HarnessError, user  # noqa: E402
 
 HOSTILE: list[Any] = [
     "nan",
@@ -358,18 +352,19 @@ class Fuzzer:
         cid = rng.choice(templates) if not real or rng.random() < 0.5 else rng.choice(real)
         if real and rng.random() < 0.3:  # a real id of one match relayed from another message
             cid = rng.choice(real)
-        msg = rng.choice(boards) if boards else None
-        guild = rng.choice(self.guilds)
-        data = {"custom_id": cid[:100], "component_type": 2}
-        payload = self.h.interaction_payload(
-            INTERACTION_COMPONENT,
-            data,
-            user=self.person(),
-            guild_id=guild,
-            channel_id=self.channels[0],
-            message=json.loads(json.dumps(msg)) if msg else None,
-        )
-        return await self.h.dispatch(payload)
+        if not boards:
+            return await self.gen_play()
+        # Discord relays only ids that are on the message: a forger edits its copy of it.
+        msg = json.loads(json.dumps(rng.choice(boards)))
+        buttons = [
+            c for row in msg["components"] for c in row.get("components") or [] if c["type"] == 2
+        ]
+        if not buttons:
+            return []
+        buttons[0]["custom_id"] = cid[:100]
+        buttons[0].pop("disabled", None)
+        clicker = self.mod if rng.random() < 0.1 else self.person()
+        return await self.h.click(msg, cid[:100], user=clicker, force=True, expect_response=False)
 
     async def gen_burst(self) -> list[Call]:
         """The same click twenty times at once (Accept, a column, Resign)."""
