@@ -76,7 +76,11 @@ COMMANDS: dict[str, CommandInfo] = {
         "/botmatch game:GAME first:AGENT second:AGENT [delay:SECONDS]",
         f"watch two agents play (in the background, {BOTMATCH_DELAY} s per move by default)",
     ),
-    "board": CommandInfo((), (), "/board", "show your current match again"),
+    "board": CommandInfo((), (), "/board", "show your current match (where your moves go)"),
+    "matches": CommandInfo((), (), "/matches", "your live matches with their ids"),
+    "switch": CommandInfo(
+        ("match",), ("match",), "/switch ID", "make match ID your current one (see /matches)"
+    ),
     "resign": CommandInfo(
         (), (), "/resign", "resign your current match (hot-seat: the player to move resigns)"
     ),
@@ -137,8 +141,11 @@ def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
             if key in options:
                 raise UsageError(f"/{word}: {key} is given twice")
             options[key] = value.strip()
+        elif sep and key.isidentifier() and not _is_agent_name(key):
+            takes = ", ".join(info.options) if info.options else "no options"
+            raise UsageError(f"/{word} has no option {key!r}; it takes {takes}")
         else:
-            positional.append(token)
+            positional.append(token)  # a value (an agent spec such as minimax:depth=4, too)
     free = [name for name in info.options if name not in options]
     if len(positional) > len(free):
         extra = positional[len(free)]
@@ -148,6 +155,11 @@ def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
         if not options.get(name):
             raise UsageError(f"/{word} needs {name}:...; usage: {info.usage}")
     return word, {k: v for k, v in options.items() if v}
+
+
+def _is_agent_name(word: str) -> bool:
+    """A level or agent name: `minimax:depth=4` is a value, not an unknown option `minimax`."""
+    return word in registry.AGENTS or any(word in levels for levels in registry.LEVELS.values())
 
 
 def check_name(name: str) -> str:
@@ -198,6 +210,8 @@ class Console:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.prompt_shown = False
         self._adopted: set[str] = set()
+        #: local name -> the match their bare moves go to (chosen with /switch)
+        self.chosen: dict[str, int] = {}
 
     # ------------------------------------------------------------------ output
 
@@ -284,7 +298,8 @@ class Console:
         self.seen_ply.setdefault(snap.id, snap.match.ply)
 
     async def adopt(self, name: str) -> None:
-        """Take up `name`'s live matches from earlier sessions (the database keeps them)."""
+        """Take up `name`'s live matches from earlier sessions (the database keeps them): one
+        line each; `/board` shows the current one, `/matches` all of them."""
         if name in self._adopted:
             return
         self._adopted.add(name)
@@ -292,10 +307,10 @@ class Console:
         for match in matches:
             snap = await self.lobby.snapshot(match.id)
             self.remember(snap, name)
-            self.write(f"A live match of {name} from an earlier session:")
-            self.show(snap)
-            if snap.seat_to_move.is_agent:
-                await self.advance(snap.id)
+            self.write(f"A live match from an earlier session: {self.summary(snap)}")
+        if matches and not self.interactive:
+            for match in matches:  # a script reads on once the bot has replied
+                await self.lobby.advance(match.id)
 
     def resume_botmatch(self, snap: Snapshot) -> None:
         """A bot match an earlier process left running: it goes on as this session's."""
@@ -306,16 +321,33 @@ class Console:
         match_id = snap.id
         self.background(lambda: self.lobby.run_botmatch(match_id), f"bot match #{match_id}")
 
+    def summary(self, snap: Snapshot) -> str:
+        """One line: id, game, players and whose turn."""
+        title = present.title(snap).replace("**", "")
+        return f"#{snap.id} {title} · {self.status(snap).replace('**', '')}"
+
     async def current(self, *, playable: bool) -> Snapshot:
-        """The current user's most recent match of this session (live and playable if asked)."""
+        """The current user's current match: the one chosen with /switch while it is live,
+        else their most recent one of this session (live and playable if asked)."""
+        chosen = self.chosen.get(self.user)
+        if chosen is not None:
+            snap = await self.lobby.snapshot(chosen)
+            if snap.live and snap.match.kind != "eve":
+                return snap
+            del self.chosen[self.user]
+        fallback: Snapshot | None = None
         for match_id in reversed(self.matches.get(self.user, [])):
             snap = await self.lobby.snapshot(match_id)
-            if playable and (not snap.live or snap.match.kind == "eve"):
-                continue
-            return snap
-        if playable:
-            raise UsageError(f"no live match for {self.user}: start one with /play or /challenge")
-        raise UsageError(f"no match for {self.user} yet: start one with /play or /challenge")
+            if snap.live and snap.match.kind != "eve":
+                return snap
+            fallback = fallback or snap
+        if playable or fallback is None:
+            if playable:
+                raise UsageError(
+                    f"no live match for {self.user}: start one with /play or /challenge"
+                )
+            raise UsageError(f"no match for {self.user} yet: start one with /play or /challenge")
+        return fallback
 
     async def advance(self, match_id: int) -> Snapshot:
         """Let the agent to move reply (its board is printed by the listener)."""
@@ -368,6 +400,12 @@ class Console:
         return True
 
     async def move(self, text: str) -> None:
+        words = text.split()
+        chosen = [w for w in words if w.lower().startswith("match:")]
+        if chosen:  # "4 match:3": a move in match 3, which becomes the current one
+            words.remove(chosen[0])
+            await self.cmd_switch({"match": chosen[0].partition(":")[2]})
+            text = " ".join(words)
         snap = await self.current(playable=True)
         seat = snap.seat_to_move
         player = seat.player
@@ -376,8 +414,8 @@ class Console:
         else:
             mover = self.person()
         snap = await self.lobby.play(snap.id, mover, text.lower(), expected_ply=snap.match.ply)
-        if snap.live and snap.seat_to_move.is_agent:
-            await self.advance(snap.id)
+        if snap.live and snap.seat_to_move.is_agent and not self.interactive:
+            await self.advance(snap.id)  # a script reads on once the bot has replied
 
     # ------------------------------------------------------------------ commands
 
@@ -390,15 +428,17 @@ class Console:
         # The console is the machine's owner: any agent spec (checked and bounded) is allowed.
         snap = await self.lobby.start_pve(self.person(), game, level, first, raw_ok=True)
         self.remember(snap, self.user)
+        self.chosen[self.user] = snap.id
         self.show(snap)
-        if snap.seat_to_move.is_agent:
-            await self.advance(snap.id)
+        if snap.seat_to_move.is_agent and not self.interactive:
+            await self.advance(snap.id)  # a script reads on once the bot has replied
 
     async def cmd_challenge(self, opts: dict[str, str]) -> None:
         opponent = check_name(opts["opponent"])
         game = game_name(opts["game"])
         snap = await self.lobby.start_pvp(self.person(), self.person(opponent), game)
         self.remember(snap, self.user, opponent)
+        self.chosen[self.user] = snap.id
         self.show(snap)
 
     async def cmd_botmatch(self, opts: dict[str, str]) -> None:
@@ -418,6 +458,37 @@ class Console:
 
     async def cmd_board(self, opts: dict[str, str]) -> None:
         self.show(await self.current(playable=False))
+
+    async def cmd_matches(self, opts: dict[str, str]) -> None:
+        matches = await self.lobby.live_matches_of(self.person())
+        if not matches:
+            self.write(f"{self.user} has no live match.")
+            return
+        current = await self.current(playable=False)
+        lines = [f"Live matches of {self.user} (moves go to the one marked >):"]
+        for match in matches:
+            snap = await self.lobby.snapshot(match.id)
+            mark = ">" if snap.id == current.id else " "
+            lines.append(f"{mark} {self.summary(snap)}")
+        self.write("\n".join(lines))
+
+    async def cmd_switch(self, opts: dict[str, str]) -> None:
+        raw = opts["match"].lstrip("#")
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+            raise UsageError(f"{opts['match']!r} is not a match id (see /matches)")
+        snap = await self.lobby.snapshot(int(raw))
+        me = await self.lobby.player_for(self.person())
+        if snap.seat_index(me.id) is None and not self._hot_seat(snap):
+            raise UsageError(f"match #{snap.id} is not yours (see /matches)")
+        if not snap.live:
+            raise UsageError(f"match #{snap.id} is over")
+        self.remember(snap, self.user)
+        self.chosen[self.user] = snap.id
+        self.write(f"Your moves now go to match #{snap.id}.")
+        self.show(snap)
+
+    def _hot_seat(self, snap: Snapshot) -> bool:
+        return snap.id in self.matches.get(self.user, [])
 
     async def cmd_resign(self, opts: dict[str, str]) -> None:
         snap = await self.current(playable=True)

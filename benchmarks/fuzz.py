@@ -100,6 +100,8 @@ class Fuzzer:
         self.people = [user(9000 + i, f"m{i}") for i in range(args.people)]
         self.mod = user(8999, "moderator", permissions=ADMIN)
         self.guilds = (700_000_000_000_000_001, 700_000_000_000_000_077)
+        self.console_result: dict[str, int] = {}
+        self.protocol_result: dict[str, int] = {}
         self.channels = (700_000_000_000_000_002, 700_000_000_000_000_003)
 
     # ------------------------------------------------------------------ set-up
@@ -450,6 +452,74 @@ class Fuzzer:
             self.stats["limit_failures"] += 1
             self.details.append("limit: the pause between challenges of a pair")
 
+    # ------------------------------------------------------------------ console and protocol
+
+    def console_line(self) -> str:
+        rng = self.rng
+        word = rng.choice(
+            ["play", "botmatch", "challenge", "train", "as", "stats", "history", "board", "x"]
+        )
+        key = rng.choice(["game", "opponent", "first", "second", "delay", "games", "foo", ""])
+        value = rng.choice([*HOSTILE, *GAMES, "easy", self.name("connect4")])
+        noise = "".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(0, 12)))
+        return rng.choice(
+            [f"/{word} {key}:{value}", f"/{word} {value} {noise}", noise, f"{value}", "/"]
+        )
+
+    async def fuzz_console(self, lines: int) -> dict[str, int]:
+        """Console lines: each bad one prints exactly one `error:` line and changes nothing."""
+        import io
+
+        from console import Console
+
+        out = io.StringIO()
+        console = Console(self.lobby, out, "fuzzer", False)
+        counts = Counter[str]()
+        for _ in range(lines):
+            line = self.console_line()[:6000]
+            out.seek(0)
+            out.truncate()
+            before = self.fingerprint()
+            await console.handle(line)
+            await self.quiet()
+            text = out.getvalue()
+            errors = sum(1 for x in text.splitlines() if x.startswith("error:"))
+            counts["lines"] += 1
+            counts["errors"] += errors > 0
+            if errors > 1 or "Traceback" in text:
+                counts["bad_replies"] += 1
+                self.details.append(f"console {line[:60]!r}: {text[:200]!r}")
+            if errors and self.fingerprint() != before:
+                counts["refused_changed_rows"] += 1
+                self.details.append(f"console {line[:60]!r} changed rows")
+        await console.close(finish=False)
+        return dict(counts)
+
+    def fuzz_protocol(self, lines: int) -> dict[str, int]:
+        """Engine protocol lines: exactly one reply each, `error: ...` for the bad ones."""
+        from engine.agents.base import Budget
+        from engine.serve import answer
+
+        counts = Counter[str]()
+        agents = {g: registry.build(registry.resolve("random", g)[0], g) for g in GAMES}
+        for _ in range(lines):
+            game = self.rng.choice(GAMES)
+            pick = self.rng.random()
+            if pick < 0.3:
+                line = "".join(
+                    self.rng.choice("1234567890 ") for _ in range(self.rng.randrange(50))
+                )
+            elif pick < 0.6:
+                line = "".join(self.rng.choice("XO-xo. ") for _ in range(self.rng.randrange(70)))
+            else:
+                line = self.console_line()
+            reply = answer(line, game, agents[game], Budget(), self.rng)
+            counts["lines"] += 1
+            counts["errors"] += reply.startswith("error:")
+            if "\n" in reply or not reply.strip():
+                counts["bad_replies"] += 1
+        return dict(counts)
+
     # ------------------------------------------------------------------ the run
 
     async def run(self) -> dict[str, Any]:
@@ -474,6 +544,8 @@ class Fuzzer:
                 if i % 500 == 499:
                     print(f"{i + 1} interactions, {time.monotonic() - t0:.0f} s", file=sys.stderr)
             await self.quiet()
+            self.console_result = await self.fuzz_console(self.args.console_lines)
+            self.protocol_result = self.fuzz_protocol(self.args.protocol_lines)
         finally:
             await self.stop()
         return self.report(time.monotonic() - t0)
@@ -526,6 +598,8 @@ class Fuzzer:
             "unanswered": s["unanswered"],
             "by_kind": {k[5:]: v for k, v in sorted(s.items()) if k.startswith("kind:")},
             "bot_moves": self.bot_moves(),
+            "console": self.console_result,
+            "protocol": self.protocol_result,
             "matches": self.read("SELECT COUNT(*) FROM matches")[0][0],
             "details": self.details[:20],
             "seconds": round(seconds, 1),
@@ -553,6 +627,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result to this file")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--people", type=int, default=12)
+    parser.add_argument("--console-lines", type=int, default=1000)
+    parser.add_argument("--protocol-lines", type=int, default=2000)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL)
     result = asyncio.run(amain(args))
@@ -561,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(text)
     bad = result["unhandled"] + result["error_logs"] + result["refused_changed_rows"]
+    for part in ("console", "protocol"):
+        bad += result[part].get("bad_replies", 0) + result[part].get("refused_changed_rows", 0)
     return 0 if bad + result["limit_failures"] + result["duplicate_matches"] == 0 else 1
 
 

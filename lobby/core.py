@@ -999,10 +999,16 @@ class Lobby:
                 return None  # a move or resignation landed at the last moment
 
     async def tick(self) -> None:
-        """One pass of the clock: expire turns, and start any agent turn that is not running
-        (its task failed, say, on a store error)."""
-        await self.expire_turns()
-        await self.expire_challenges()
+        """One pass of the clock: expire turns and challenges, and start any agent turn that
+        is not running (its task failed, say, on a store error). Each part on its own: a busy
+        or full database only postpones that part to the next pass."""
+        for part in (self.expire_turns, self.expire_challenges, self._restart_turns):
+            try:
+                await part()
+            except TRANSIENT as exc:
+                log.warning("clock: %s postponed: %s", part.__name__.strip("_"), exc)
+
+    async def _restart_turns(self) -> None:
         for match_id in await self.store.agent_turn_ids():
             if match_id in self._turns or self._closing:
                 continue

@@ -222,7 +222,7 @@ async def test_not_your_turn_in_a_match_from_an_earlier_session(lobby: Lobby) ->
     dee = Person("user", 42, "Dee")  # a Discord user, sharing the database
     snap = await lobby.start_pvp(dee, Person("local", "you", "you"), "connect4")
     text = await run(lobby, "4\n/resign\n")
-    assert "A live match of you from an earlier session:" in text
+    assert "A live match from an earlier session: #1" in text
     assert f"#{snap.id} Connect Four: Dee 🔴 vs 🟡 you" in text
     assert replies(text)["4"] == ["error: it is Dee's turn"]
     assert "🔴 Dee wins (resignation)." in text

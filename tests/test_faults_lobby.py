@@ -307,3 +307,21 @@ async def test_training_and_match_learning_never_overwrite_each_other(
     assert info is not None and info.games_trained == 31  # 30 trained + 1 match
     # 2 per self-play game (both seats learn) + 1 for the match: no write overwrote another's
     assert games is not None and int(games) == 61
+
+
+async def test_a_busy_database_in_the_clock_postpones_only_that_part(
+    lobby: Lobby, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    challenge = await lobby.challenge(ALICE, BOB, "connect4")
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    for i, col in enumerate("44"):
+        snap = await lobby.play(snap.id, ALICE if i % 2 == 0 else BOB, col)
+    clock.now += 700  # both the challenge and alice's clock are due
+    faults.reset("fail:write:expire_challenges:1:locked")
+    await lobby.tick()
+    stored = await lobby.store.get_match(snap.id)
+    assert stored is not None and stored.termination == "time"  # the rest of the tick ran
+    assert (await lobby.store.get_challenge(challenge.id)).status == "pending"  # type: ignore[union-attr]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    await lobby.tick()  # the next pass does it
+    assert (await lobby.store.get_challenge(challenge.id)).status == "expired"  # type: ignore[union-attr]

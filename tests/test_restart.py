@@ -34,7 +34,7 @@ async def test_a_match_continues_in_a_new_process(tmp_path: Path) -> None:
     assert "Bot (medium) 🟡 plays" in first
     # Every column is legal after two moves; the new process takes the first line it gets.
     second = console(db, "1\n/quit\n", tmp_path)
-    assert "A live match of you from an earlier session" in second
+    assert "A live match from an earlier session: #1" in second
     assert "you 🔴 plays 1" in second
     store = await Store.open(db)
     try:

@@ -129,7 +129,7 @@ def resolve(
     elif name in AGENTS:
         info, params, default = AGENTS[name], dict(AGENTS[name].defaults), AGENTS[name].budget
     else:
-        known = sorted(set(AGENTS) | set(LEVELS[game]))
+        known = [*LEVELS[game], *sorted(a.name for a in agents_for(game))]  # this game's only
         raise ValueError(
             f"unknown agent {shown(name)} for {game}: choose one of {', '.join(known)}"
         )
