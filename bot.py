@@ -155,10 +155,12 @@ class StartError(Exception):
     """The bot cannot start; the message is the one line to show."""
 
 
-async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
+async def build_lobby(config: Config, *, wait_for_engine: bool = True):  # type: ignore[no-untyped-def]
     """Claim the database, open the store, start and warm the engine pool, make the lobby.
 
-    Returns (lobby, guard): the guard holds the database until `shut_down` releases it.
+    Returns (lobby, guard): the guard holds the database until `shut_down` releases it. With
+    `wait_for_engine=False` the pool is left to start (`lobby.pool.start()`): the console
+    shows its prompt at once while the workers warm up, and jobs wait for them.
     """
     import sqlite3
 
@@ -177,7 +179,8 @@ async def build_lobby(config: Config):  # type: ignore[no-untyped-def]
         raise StartError(f"cannot use the database {config.db_path}: {exc}") from None
     pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)
     try:
-        await pool.start()
+        if wait_for_engine:
+            await pool.start()
     except BaseException:
         await pool.close()
         await store.close()
@@ -203,19 +206,45 @@ def on_signals(callback) -> None:  # type: ignore[no-untyped-def]
             loop.add_signal_handler(sig, callback)
 
 
-async def run_console(config: Config) -> int:
-    from console import run_console as console_main
+def _first_run() -> bool:
+    """Whether numba has compiled nothing here yet (engine.warm.first_run, without importing
+    the engine: the first screen must not wait for numba's import)."""
+    cache = Path(__file__).resolve().parent / "engine" / "games" / "__pycache__"
+    return not any(cache.glob("*.nbi"))
 
+
+async def run_console(config: Config) -> int:
     # A console that cannot show an emoji (or reads a stray byte) replaces it, never crashes.
     for stream in (sys.stdin, sys.stdout):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
-    lobby, guard = await build_lobby(config)
+    interactive = sys.stdin.isatty()
+    cold = _first_run()
+    if interactive:  # something on the screen at once, even while numba compiles
+        print(
+            "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
+            + (
+                "Preparing the game engine (first run only: about 30 s); you can type "
+                "meanwhile, and the bot's first move waits for it."
+                if cold
+                else "Starting the game engine..."
+            ),
+            flush=True,
+        )
+    from console import run_console as console_main
+
+    lobby, guard = await build_lobby(config, wait_for_engine=False)
+    engine = asyncio.ensure_future(lobby.pool.start())
+    await asyncio.sleep(0)  # the workers are spawned: jobs queue for them from now on
     stop = asyncio.Event()
     on_signals(stop.set)
     try:
-        return await console_main(lobby, sys.stdin, sys.stdout, stop=stop)
+        return await console_main(
+            lobby, sys.stdin, sys.stdout, stop=stop, engine=engine, banner=not interactive
+        )
     finally:
+        engine.cancel()
+        await asyncio.gather(engine, return_exceptions=True)
         await shut_down(lobby, guard)
 
 

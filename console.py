@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import logging
 import re
 import shlex
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
@@ -25,6 +27,7 @@ from typing import IO, Any
 from db.errors import StoreError
 from db.models import Match
 from engine.agents import registry
+from engine.warm import warm_rules
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
@@ -168,7 +171,18 @@ def check_name(name: str) -> str:
         raise UsageError(f"a player name has 1 to {MAX_NAME} characters")
     if not name.isprintable() or name.startswith("/"):
         raise UsageError(f"{name!r} cannot be a player name")
+    folded = name.casefold()
+    if folded.startswith("bot") or _is_agent_name(folded):  # the bot's players are "Bot (...)"
+        raise UsageError(f"{name!r} looks like one of the bot's players: choose another name")
     return name
+
+
+def default_name() -> str:
+    """The login name, if it makes a player name; else "you"."""
+    try:
+        return check_name(getpass.getuser())
+    except (UsageError, OSError, KeyError):
+        return "you"
 
 
 def game_name(text: str) -> str:
@@ -212,6 +226,7 @@ class Console:
         self._adopted: set[str] = set()
         #: local name -> the match their bare moves go to (chosen with /switch)
         self.chosen: dict[str, int] = {}
+        self.prepared = asyncio.Event()  # what an earlier process left has been taken up
 
     # ------------------------------------------------------------------ output
 
@@ -245,13 +260,16 @@ class Console:
         return present.status(snap, discord_time=False, now=self.lobby.clock())
 
     def render(self, snap: Snapshot, last: Any = None) -> str:
-        """Title-less block: board, status, Othello's score."""
+        """Title-less block: board, status, Othello's score and legal moves."""
         if last is None:
             last = snap.last_move
         lines = [snap.state.render_emoji(last=last, show_legal=snap.live), self.status(snap)]
         score = present.score_line(snap)
         if score:
             lines.append(score)
+        if snap.live and snap.match.game == "othello" and not snap.seat_to_move.is_agent:
+            legal = [snap.state.move_to_str(m) for m in snap.state.legal_moves()]
+            lines.append("Legal moves: " + ", ".join(legal))
         return "\n".join(lines)
 
     def show(self, snap: Snapshot) -> None:
@@ -651,37 +669,55 @@ async def run_console(
     stdin: IO[str],
     stdout: IO[str],
     *,
-    user: str = "you",
+    user: str | None = None,
     stop: asyncio.Event | None = None,
+    engine: asyncio.Future[None] | None = None,
+    banner: bool = True,
 ) -> int:
     """Run the console until /quit, the end of stdin or `stop` (SIGTERM/Ctrl-C); the exit
-    code. It resumes what an earlier process left, as the Discord bot does."""
+    code. It resumes what an earlier process left, as the Discord bot does. `engine`: the
+    engine pool's start, still running (the prompt works meanwhile; a line says when it is
+    ready); `banner=False`: the caller has printed the first lines already."""
     try:
         interactive = bool(stdin.isatty())
     except (AttributeError, ValueError):
         interactive = False
-    console = Console(lobby, stdout, check_name(user), interactive)
+    console = Console(lobby, stdout, check_name(user) if user else default_name(), interactive)
     lobby.listeners.append(console.on_snapshot)
     finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
     stopped = False  # a signal: leave everything live for the next start
     clock: asyncio.Future[None] | None = None
+    watcher: asyncio.Future[None] | None = None
     try:
         if interactive:
             console.write(
-                "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
-                f"You are {console.user}. Try: /play game:connect4 opponent:easy"
+                ("Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
+                 if banner else "")
+                + f"You are {console.user}. Try: /play game:connect4 opponent:easy"
                 " - /help lists the commands, /quit leaves."
-            )
-        try:
-            # What a killed process left: finished games are finished, clocks get a grace,
-            # agents to move move, bot matches go on (as this session's).
-            for snap in await lobby.resume():
-                if snap.match.kind == "eve":
-                    console.resume_botmatch(snap)
-            await console.adopt(console.user)
-        except (LobbyError, StoreError) as exc:
-            console.error(str(exc))
-        clock = asyncio.ensure_future(lobby.run_clock())
+            )  # fmt: skip
+        if engine is not None:
+            watcher = asyncio.ensure_future(_engine_ready(console, engine, interactive))
+
+        async def prepare() -> None:
+            await asyncio.to_thread(warm_rules)  # this process's rule kernels, off the loop
+            try:
+                # What a killed process left: finished games are finished, clocks get a
+                # grace, agents to move move, bot matches go on (as this session's).
+                for snap in await lobby.resume():
+                    if snap.match.kind == "eve":
+                        console.resume_botmatch(snap)
+                await console.adopt(console.user)
+            except (LobbyError, StoreError) as exc:
+                console.error(str(exc))
+            console.prepared.set()
+            await lobby.run_clock()  # after the resume: its grace comes first
+
+        clock = asyncio.ensure_future(prepare())
+        if not interactive:  # a script: its lines come after what a restart mends
+            ready = asyncio.ensure_future(console.prepared.wait())
+            await asyncio.wait({ready, clock}, return_when=asyncio.FIRST_COMPLETED)
+            ready.cancel()
         queue = _start_reader(stdin, asyncio.get_running_loop())
         while True:
             console.prompt()
@@ -703,12 +739,27 @@ async def run_console(
         return 0
     finally:
         await console.close(finish=finish, keep=stopped)
+        if watcher is not None:
+            watcher.cancel()
         if clock is not None:
             clock.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await clock
         with contextlib.suppress(ValueError):
             lobby.listeners.remove(console.on_snapshot)
+
+
+async def _engine_ready(console: Console, engine: asyncio.Future[None], loud: bool) -> None:
+    """Say when a slow engine start is over (or that it failed)."""
+    started = time.monotonic()
+    try:
+        await asyncio.shield(engine)
+    except Exception as exc:  # the agents cannot move: say so once, plainly
+        console.error(f"the game engine could not start: {exc}")
+        return
+    took = time.monotonic() - started
+    if loud and took > 3:
+        console.write(f"The game engine is ready (it took {took:.0f} s).")
 
 
 _STOPPED = "\x00stopped"

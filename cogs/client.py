@@ -14,7 +14,7 @@ from cogs.components import DYNAMIC_ITEMS
 from cogs.editor import BoardEditor
 from cogs.errors import on_app_command_error
 from db.models import Challenge
-from lobby.core import Lobby
+from lobby.core import TRANSIENT, Lobby
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,10 @@ class BoardBot(commands.Bot):
         # edited once to its stored state (the editor listens), agents whose turn it was start
         # thinking again, and boards keep working through their DynamicItem custom ids.
         live = await self.lobby.resume()
-        await self.lobby.expire_challenges()  # those that expired while the bot was down
+        try:
+            await self.lobby.expire_challenges()  # those that expired while the bot was down
+        except TRANSIENT as exc:  # the clock's next pass does it
+            log.warning("challenges not expired yet: %s", exc)
         log.info("resumed %d live matches", len(live))
         if self.run_clock:
             self.lobby.spawn(self.lobby.run_clock())

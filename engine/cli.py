@@ -336,4 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "games", 1) < 1:
         print("error: --games must be at least 1", file=sys.stderr)
         return 2
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError) as exc:  # a bad option or file: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -14,11 +14,12 @@ import os
 import signal
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from engine.agents import registry
-from engine.agents.base import Limits
+from engine.agents.base import LearningAgent, Limits
 from engine.learning import (
     SELF,
     InMemoryBackend,
@@ -115,12 +116,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         problem = "--eval-every and --eval-games must be 0 or more"
     try:
         if problem is None:
-            registry.resolve(args.agent, args.game, limits=Limits.none())
+            spec, _ = registry.resolve(args.agent, args.game, limits=Limits.none())
+            if not isinstance(registry.build(spec, args.game), LearningAgent):
+                problem = f"{args.agent} does not learn: train a learning agent (trainer, ...)"
             for o in opponents or ():
                 if o.partition(":")[0] != SELF:
                     registry.resolve(o, args.game, limits=Limits.none())
     except ValueError as exc:
         problem = str(exc)
+    if problem is None and args.plot:  # say it now, not after the whole run
+        folder = Path(args.plot).resolve().parent
+        if not folder.is_dir():
+            problem = f"--plot: the folder {folder} does not exist"
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -1,6 +1,8 @@
 """Compile (or load from numba's cache) every hot kernel, so a process's first real move is fast.
 
-The engine pool calls this in each worker as it starts; `bot.py` and the CLI do not need to.
+The engine pool calls `warm_up` in each worker as it starts; the bot's own process, which only
+applies the rules, calls `warm_rules` in a thread. numba keeps what it compiled next to the
+sources (`__pycache__/*.nbi`), so only the very first run after an install compiles.
 """
 
 from __future__ import annotations
@@ -10,6 +12,16 @@ import random
 from engine.agents import registry
 from engine.agents.base import Budget
 from engine.games import GAMES, new_game
+
+
+def warm_rules() -> None:
+    """The kernels the rules use (legal moves, playing, rendering) in both games."""
+    rng = random.Random(0)
+    for game in GAMES:
+        state = new_game(game)
+        while not state.is_over():
+            state = state.play(rng.choice(state.legal_moves()))
+            state.render_emoji()
 
 
 def warm_up() -> None:

@@ -1029,7 +1029,7 @@ class Lobby:
         out = []
         for match_id in await self.store.live_match_ids():
             try:
-                snap = await self._resume_one(match_id)
+                snap = await self._retrying(functools.partial(self._resume_one, match_id))
             except Exception as exc:
                 await self._failed(match_id, "resume", exc, at_once=True)
                 continue
@@ -1048,6 +1048,20 @@ class Lobby:
         """A front end showed the end of this match (a restart need not show it again)."""
         await self.store.final_shown(match_id)
 
+    async def _retrying(self, step: Callable[[], Awaitable[Snapshot]]) -> Snapshot:
+        """A restart's step, tried again after a busy or full database (briefly: a restart
+        that skipped it would leave a person without their grace)."""
+        pause = self.config.store_retry_seconds
+        for attempt in range(self.config.store_retries + 1):
+            try:
+                return await step()
+            except TRANSIENT:
+                if attempt == self.config.store_retries:
+                    raise
+                await self.sleep(pause)
+                pause *= 2
+        raise AssertionError("unreachable")
+
     async def _resume_one(self, match_id: int) -> Snapshot:
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
@@ -1065,8 +1079,9 @@ class Lobby:
         self, match_id: int, where: str, exc: BaseException, *, at_once: bool = False
     ) -> None:
         """A match failed in the clock or at resume: log it; set it aside when a retry cannot
-        mend it (a corrupt row, or failing `max_failures` times in a row)."""
-        if isinstance(exc, TRANSIENT) and not at_once:
+        mend it (a corrupt row, or failing `max_failures` times in a row). A busy or full
+        database is never the match's fault: it is only logged (the clock retries)."""
+        if isinstance(exc, TRANSIENT):
             log.warning("match %s: %s failed, will retry: %s", match_id, where, exc)
             return
         count = self._failures[match_id] = self._failures.get(match_id, 0) + 1

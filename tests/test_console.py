@@ -233,7 +233,7 @@ async def test_the_console_reads_without_blocking_the_event_loop(lobby: Lobby) -
     r, w = os.pipe()
     out = io.StringIO()
     with open(r, encoding="utf-8") as stdin, open(w, "w", encoding="utf-8") as writer:
-        task = asyncio.ensure_future(run_console(lobby, stdin, out))
+        task = asyncio.ensure_future(run_console(lobby, stdin, out, user="you"))
         writer.write("/botmatch game:connect4 first:onestep second:random delay:0\n")
         writer.flush()
         deadline = time.monotonic() + 20
@@ -274,6 +274,8 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
         BOARDBOT_DB=str(tmp_path / "bot.db"),
         BOARDBOT_WORKERS="1",
         PYTHONIOENCODING="utf-8",
+        USER="you",  # the default player name is the login name
+        LOGNAME="you",
     )
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bot.py")],

@@ -23,6 +23,8 @@ def env_for(db: Path, **extra: str) -> dict[str, str]:
         "BOARDBOT_DB": str(db),
         "BOARDBOT_WORKERS": "1",
         "DISCORD_TOKEN": "",
+        "USER": "you",
+        "LOGNAME": "you",
         "BOARDBOT_FAULT": "",
         **extra,
     }

@@ -226,3 +226,30 @@ async def test_stop_by_a_moderator_during_a_failed_response_still_shows_the_end(
 def test_the_generic_error_never_claims_nothing_changed() -> None:
     text = describe(RuntimeError("boom"))
     assert "Nothing was changed" not in text and "logged" in text
+
+
+async def test_a_busy_database_while_the_bot_starts_does_not_stop_it(
+    tmp_path: Path, clock: Clock, pool: EnginePool
+) -> None:
+    import faults
+
+    db = tmp_path / "start.db"
+    bot, h = await make_bot(db, clock, pool)
+    await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
+    await h.close()
+    await bot.lobby.store.close()
+    clock.now += 301  # the challenge expired while the bot was down
+    faults.reset("fail:write:expire_challenges:1:locked")
+    try:
+        bot2, h2 = await make_bot(db, clock, pool, h.messages)  # starts all the same
+    finally:
+        faults.reset()
+    try:
+        await bot2.lobby.tick()  # the clock's next pass greys it out
+        await h2.settle()
+        invite = h2.last_message(ephemeral=False)
+        assert invite["components"] == [] and "expired" in description(invite)
+    finally:
+        await h2.close()
+        await bot2.lobby.close()
+        await bot2.lobby.store.close()

@@ -325,3 +325,23 @@ async def test_a_busy_database_in_the_clock_postpones_only_that_part(
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     await lobby.tick()  # the next pass does it
     assert (await lobby.store.get_challenge(challenge.id)).status == "expired"  # type: ignore[union-attr]
+
+
+async def test_a_busy_database_at_a_restart_is_retried_not_blamed_on_the_match(
+    tmp_path: Path, pool: EnginePool, clock: Clock
+) -> None:
+    db = tmp_path / "busy.db"
+    lob = await open_lobby(db, pool, clock, turn_seconds=60, resume_grace=30)
+    snap = await lob.start_pvp(ALICE, BOB, "connect4")
+    snap = await lob.play(snap.id, ALICE, "4")
+    await shut(lob)
+    clock.now += 3600
+    lob = await open_lobby(db, pool, clock, turn_seconds=60, resume_grace=30)
+    lob.config.store_retry_seconds = 0.01
+    try:
+        faults.reset("fail:write:set_turn_deadline:1:locked,fail:write:set_turn_deadline:2:full")
+        [live] = await lob.resume()
+        assert live.match.turn_deadline == clock.now + 30  # the grace, on the third try
+        assert await lob.store.set_aside_matches() == {}
+    finally:
+        await shut(lob)

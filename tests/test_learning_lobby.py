@@ -430,7 +430,7 @@ async def test_console_train_and_agents(lobby: Lobby) -> None:
         "/train game:connect4 agent:random games:5\n"
     )
     out = io.StringIO()
-    assert await asyncio.wait_for(run_console(lobby, io.StringIO(script), out), 30) == 0
+    assert await asyncio.wait_for(run_console(lobby, io.StringIO(script), out, user="you"), 30) == 0
     text = out.getvalue()
     assert "Traceback" not in text
     assert "Training counting (connect4, memory counting/default, self-play): training..." in text

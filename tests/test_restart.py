@@ -13,7 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def console(db: Path, script: str, cwd: Path) -> str:
-    env = {**os.environ, "BOARDBOT_DB": str(db), "BOARDBOT_WORKERS": "1", "DISCORD_TOKEN": ""}
+    env = {
+        **os.environ,
+        "BOARDBOT_DB": str(db),
+        "BOARDBOT_WORKERS": "1",
+        "DISCORD_TOKEN": "",
+        "USER": "you",
+        "LOGNAME": "you",
+    }
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bot.py")],
         input=script,

@@ -181,6 +181,8 @@ class Connect4State:
         """A column from its notation character or decimal number ('a' or '10' for column 10)."""
         text = text.strip()
         if text.isdecimal() and text.isascii() and len(text) > 1:
+            if len(text) > 3:  # no board has a thousand columns (and int() has a size limit)
+                raise NotationError(f"there is no column {text[:8]}... on this board")
             col = int(text) - 1
             if not 0 <= col < self.cols:
                 raise NotationError(f"there is no column {text} on a {self.cols}-column board")

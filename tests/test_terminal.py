@@ -1,0 +1,116 @@
+"""The console as a person meets it: `python bot.py` in a pseudo-terminal (pexpect).
+
+The first screen, Ctrl-C, the prompt while the bot thinks, and what is left after a kill.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn(tmp: Path, **env: str) -> pexpect.spawn:
+    full = {
+        **os.environ,
+        "BOARDBOT_DB": str(tmp / "term.db"),
+        "BOARDBOT_WORKERS": "1",
+        "DISCORD_TOKEN": "",
+        "BOARDBOT_FAULT": "",
+        "USER": "tester",
+        **env,
+    }
+    return pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "bot.py")],
+        cwd=str(tmp),
+        env=full,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 120),
+    )
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.slow
+def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    term = spawn(tmp_path)
+    term.expect("Board-game bot")
+    first = time.monotonic() - t0
+    assert first < 1.5, f"the first output took {first:.2f} s"
+    term.expect(r"> ")  # the prompt, while the engine may still be starting
+    term.sendline("/help")
+    term.expect("/matches")
+    term.sendline("/play game:connect4 opponent:easy")
+    term.expect(r"Move 1: .* to play")
+    term.sendline("4")
+    term.expect(r"Bot \(easy\) 🟡 plays")  # the bot's reply arrives on its own
+    term.expect(r"> ")  # and the prompt is drawn again after it
+    workers = children(term.pid)
+    term.sendcontrol("c")  # Ctrl-C at the prompt: a clean exit
+    term.expect(pexpect.EOF)
+    term.close()
+    assert "Traceback" not in (term.before or "")
+    assert term.exitstatus == 0, term.exitstatus
+    time.sleep(1)
+    assert not [w for w in workers if alive(w)]
+
+
+@pytest.mark.slow
+def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
+    term = spawn(tmp_path)
+    term.expect(r"> ")
+    term.sendline("/play game:connect4 opponent:expert first:bot")
+    term.expect(r"thinking")
+    t0 = time.monotonic()
+    term.sendline("/matches")  # answered while the expert thinks (up to 0.9 s a move)
+    term.expect(r"Live matches of")
+    assert time.monotonic() - t0 < 5
+    term.sendline("/quit")
+    term.expect(pexpect.EOF)
+    term.close()
+    assert term.exitstatus == 0 and "Traceback" not in (term.before or "")
+
+
+@pytest.mark.slow
+def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
+    term = spawn(tmp_path, BOARDBOT_WORKERS="2")
+    term.expect(r"> ")
+    term.sendline("/botmatch game:othello first:easy second:hard delay:1")
+    term.expect(r"Move 2")
+    workers = children(term.pid)
+    assert len(workers) >= 2
+    os.kill(term.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if alive(w)], "workers outlived their bot"
+    term.close(force=True)
