@@ -621,11 +621,21 @@ class Console:
     async def cmd_quit(self, opts: dict[str, str]) -> bool:
         return False
 
-    async def close(self, *, finish: bool, keep: bool = False) -> None:
+    async def close(
+        self, *, finish: bool, keep: bool = False, stop: asyncio.Event | None = None
+    ) -> None:
         """Wait for the bot matches (end of a script) or stop them (/quit), then cancel the
-        rest; `keep`: leave them live for the next start (SIGTERM, Ctrl-C)."""
+        rest; `keep`: leave them live for the next start (SIGTERM, Ctrl-C). A `stop` that
+        comes while waiting ends the wait and keeps them."""
         if finish:
-            await self.wait()
+            waiting = asyncio.ensure_future(self.wait())
+            stopping = asyncio.ensure_future(stop.wait()) if stop is not None else None
+            others = {stopping} if stopping is not None else set()
+            await asyncio.wait({waiting, *others}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (waiting, stopping):
+                if task is not None:
+                    task.cancel()
+            keep = keep or (stop is not None and stop.is_set())
         for match_id in [] if keep else self.botmatches:
             with contextlib.suppress(LobbyError, StoreError):
                 if (await self.lobby.snapshot(match_id)).live:
@@ -727,7 +737,8 @@ async def run_console(
                 stopped = True
                 break
             if line is None:
-                finish = not interactive  # Ctrl-D in a terminal is /quit
+                stopped = stop is not None and stop.is_set()  # a signal came with the EOF
+                finish = not interactive and not stopped  # Ctrl-D in a terminal is /quit
                 if interactive:
                     console.out.write("\n")
                 break
@@ -738,7 +749,7 @@ async def run_console(
                 break
         return 0
     finally:
-        await console.close(finish=finish, keep=stopped)
+        await console.close(finish=finish, keep=stopped, stop=stop)
         if watcher is not None:
             watcher.cancel()
         if clock is not None:
