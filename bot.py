@@ -249,7 +249,14 @@ async def run_console(config: Config) -> int:
 
 
 async def run_discord(config: Config) -> int:
+    import discord
+
     from cogs.client import BoardBot
+
+    # discord.py warns about voice support at every start; this bot has no voice.
+    logging.getLogger("discord.client").addFilter(
+        lambda record: "voice will NOT be supported" not in record.getMessage()
+    )
 
     lobby, guard = await build_lobby(config)
     bot = BoardBot(
@@ -260,13 +267,47 @@ async def run_discord(config: Config) -> int:
         home_guild=config.home_guild,
         admin_role=config.admin_role,
     )
-    on_signals(lambda: asyncio.ensure_future(bot.close()))
+    stop = asyncio.Event()
+
+    closing: list[asyncio.Future[None]] = []  # a reference, so the task is not collected
+
+    def stopping() -> None:
+        stop.set()
+        closing.append(asyncio.ensure_future(bot.close()))
+
+    on_signals(stopping)
     try:
         async with bot:
-            await bot.start(config.token or "")
+            await _log_in(bot, config.token or "", stop)
+            if not bot.is_closed():
+                await bot.connect(reconnect=True)
+    except discord.LoginFailure:
+        raise StartError("Discord refused the token (DISCORD_TOKEN): check it") from None
     finally:
         await shut_down(lobby, guard)
     return 0
+
+
+async def _log_in(bot, token: str, stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+    """Log in, trying again with a growing pause while Discord cannot be reached (a network
+    down at boot is common for a service); one line each time, no traceback."""
+    import aiohttp  # installed with discord.py
+    import discord
+
+    pause = 5.0
+    while not bot.is_closed():
+        try:
+            await bot.login(token)
+            return
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            log.warning("cannot reach Discord (%s); trying again in %.0f s", exc, pause)
+        except discord.HTTPException as exc:
+            if exc.status < 500:
+                raise
+            log.warning("Discord answered %s; trying again in %.0f s", exc.status, pause)
+        with contextlib.suppress(TimeoutError):  # a stop signal ends the pause at once
+            await asyncio.wait_for(stop.wait(), pause)
+        pause = min(pause * 2, 300.0)
 
 
 def print_commands() -> int:

@@ -137,3 +137,31 @@ def test_a_kill_in_the_middle_of_a_game_loses_nothing_acknowledged(tmp_path: Pat
     con.close()
     assert ply == len(moves) == 4
     Connect4State.from_moves("".join(moves))  # replays legally
+
+
+def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bot.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env_for(tmp_path / "net.db", DISCORD_TOKEN="not-a-token"),
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    seen = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        seen += line
+        if "cannot reach Discord" in line or not line:
+            break
+    if "cannot reach Discord" in seen:  # no network here: it says so and tries again later
+        assert "trying again in" in seen
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    else:  # a network that reaches Discord: the token is refused, in one line
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 1 and "refused the token" in seen + rest
+    assert "Traceback" not in seen + rest and "voice will NOT" not in seen + rest
