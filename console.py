@@ -535,12 +535,12 @@ class Console:
         if not rows:
             self.write(f"No rated {title} games yet.")
             return
-        lines = [f"{title} leaderboard:"]
+        lines = [f"{title} leaderboard ({present.RATING_LEGEND}):"]
         for entry in rows:
             r = entry.rating
             lines.append(
                 f"{entry.rank:>3}. {entry.player.display_name}  {r.ordinal:.1f}"
-                f"  ({r.games} games: {r.wins}W {r.draws}D {r.losses}L)"
+                f"  ({present.plural(r.games, 'game')}: {r.wins}W {r.draws}D {r.losses}L)"
             )
         self.write("\n".join(lines))
 
@@ -573,7 +573,8 @@ class Console:
             rated = "rated" if m.rated else "unrated"
             lines.append(
                 f"  #{m.id} {present.GAME_TITLES.get(m.game, m.game)} vs"
-                f" {h.opponent.display_name}: {result} ({how}), {m.ply} moves, {rated}"
+                f" {h.opponent.display_name}: {result} ({how}), {present.plural(m.ply, 'move')},"
+                f" {rated}"
             )
         self.write("\n".join(lines))
 

@@ -12,7 +12,7 @@ from cogs import actions
 from cogs.actions import new_board, person
 from engine.agents import opponents, registry
 from lobby.errors import BadRequest
-from lobby.present import GAME_TITLES
+from lobby.present import GAME_TITLES, RATING_LEGEND, TERMINATION_TEXT
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -150,7 +150,7 @@ class Games(commands.Cog):
             description="\n".join(lines) or "No rated games yet.",
             colour=0xF1C40F,
         )
-        embed.set_footer(text="Rating = mu - 3 sigma (openskill); W-D-L in rated games")
+        embed.set_footer(text=f"{RATING_LEGEND}; W-D-L in rated games")
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="stats", description="Ratings and results of a player")
@@ -184,7 +184,7 @@ class Games(commands.Cog):
         lines = []
         for h in rows:
             result = {"win": "won", "loss": "lost", "draw": "drew"}.get(h.outcome or "", "void")
-            how = h.match.termination or ""
+            how = TERMINATION_TEXT.get(h.match.termination or "", h.match.termination or "")
             lines.append(
                 f"#{h.match.id} {GAME_TITLES.get(h.match.game, h.match.game)} vs "
                 f"{h.opponent.display_name}: {result} ({how})"

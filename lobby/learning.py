@@ -52,6 +52,7 @@ from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent
 from engine.games import new_game
 from engine.games.base import GameState, Move
 from lobby.pool import JobTimeout, PoolClosed, WorkerCrashed
+from lobby.words import plural
 
 if TYPE_CHECKING:
     from db.models import Match, MemoryInfo, OutboxItem, Rating
@@ -816,7 +817,7 @@ def overview_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[st
     lines = [a.description]
     for what, r in a.ratings:
         lines.append(
-            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({_plural(r.games, 'game')}: "
+            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({plural(r.games, 'game')}: "
             f"{r.wins}W {r.draws}D {r.losses}L)"
         )
     if a.learning:
@@ -825,14 +826,10 @@ def overview_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[st
             lines.append(f"{b}Learned{b}: nothing yet (train it with /train{how})")
         for m in a.memories:
             lines.append(
-                f"{b}Memory{b} {m.name}: {_plural(m.rows, 'row')},"
-                f" {_plural(m.games_trained, 'game')} learned"
+                f"{b}Memory{b} {m.name}: {plural(m.rows, 'row')},"
+                f" {plural(m.games_trained, 'game')} learned"
             )
             grid = a.grids.get(m.name)
             if grid:
                 lines.append(grid)
     return heading, lines
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"

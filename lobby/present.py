@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from lobby.core import Snapshot
+from lobby.words import RATING_LEGEND, plural
+
+__all__ = ["GAME_TITLES", "RATING_LEGEND", "TERMINATION_TEXT", "plural"]
 
 GAME_TITLES = {"connect4": "Connect Four", "othello": "Othello"}
 TERMINATION_TEXT = {

@@ -113,8 +113,8 @@ x
         "Match #1 · 7x6k4 · rated · ply 7",
     ]
     board = r["/leaderboard game:connect4"]
-    assert board[0] == "Connect Four leaderboard:"
-    assert board[1].startswith("  1. alice ") and board[1].endswith("(1 games: 1W 0D 0L)")
+    assert board[0].startswith("Connect Four leaderboard (Rating = mu - 3 sigma")
+    assert board[1].startswith("  1. alice ") and board[1].endswith("(1 game: 1W 0D 0L)")
     assert board[2].startswith("  2. Bob Smith ")
     assert r['/stats user:"Bob Smith"'][1].startswith("  Connect Four: 1 played, 0W 0D 1L, rating")
     assert r["/history"][1].startswith("  #1 Connect Four vs alice: loss (four in a row), 7 moves")

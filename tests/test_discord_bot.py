@@ -443,7 +443,7 @@ async def test_stats_and_history_commands(env: Any) -> None:
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     [cb] = callbacks(await h.slash("history", {}, user=ALICE))
-    assert "vs Bot (easy): lost (resign)" in cb.embeds[0]["description"]
+    assert "vs Bot (easy): lost (resignation)" in cb.embeds[0]["description"]
     [cb] = callbacks(await h.slash("stats", {"user": ALICE}, user=BOB))
     assert "Connect Four**: 1 played, 0-0-1" in cb.embeds[0]["description"]
 
