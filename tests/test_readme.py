@@ -1,0 +1,52 @@
+"""The README's console example runs exactly as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def console_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Trying it in the console") :]
+    match = re.search(r"```\n(.*?)```", section, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+@pytest.mark.slow
+def test_the_readme_console_example_runs_as_written(tmp_path: Path) -> None:
+    script = console_example()
+    assert script.strip().endswith("/quit")
+    env = {
+        **os.environ,
+        "BOARDBOT_DB": str(tmp_path / "readme.db"),
+        "BOARDBOT_WORKERS": "1",
+        "DISCORD_TOKEN": "",
+        "BOARDBOT_FAULT": "",
+        "USER": "you",
+        "LOGNAME": "you",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bot.py")],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("error:")]
+    assert errors == [] and "Traceback" not in proc.stdout + proc.stderr
+    for command in [line for line in script.splitlines() if line.startswith("/")]:
+        assert f"> {command}" in proc.stdout  # every line was read and answered
+    assert "Your moves now go to match #1." in proc.stdout
+    assert "Connect Four leaderboard" in proc.stdout or "No rated Connect Four" in proc.stdout
