@@ -572,15 +572,18 @@ class Driver:
         if epoch % 2 == 1:
             rules.append(f"after:write:commit_step:{rng.randrange(3, 60)}")
         pick = epoch % 4
-        # Early counts, so that each run of the bot meets its fault before its kill.
+        # Each run of the bot meets its fault before its kill: early in short runs; in long
+        # ones past the first jobs, so that it does not land inside the restart's own check
+        # (that check is about the restart; a worker fault has its own recovery to show).
+        jobs, writes = ((1, 8), (2, 25)) if self.args.epoch_seconds[1] < 8 else ((10, 40), (10, 60))
         if pick == 0:
-            rules.append(f"crash:job:{rng.randrange(1, 8)}")
+            rules.append(f"crash:job:{rng.randrange(*jobs)}")
         elif pick == 1:
-            rules.append(f"hang:job:{rng.randrange(1, 8)}")
+            rules.append(f"hang:job:{rng.randrange(*jobs)}")
         elif pick == 2:
-            rules.append(f"fail:write:{rng.randrange(2, 25)}:locked")
+            rules.append(f"fail:write:{rng.randrange(*writes)}:locked")
         else:
-            rules.append(f"fail:write:{rng.randrange(2, 25)}:full")
+            rules.append(f"fail:write:{rng.randrange(*writes)}:full")
         return ",".join(rules)
 
     async def run(self) -> dict[str, Any]:

@@ -809,7 +809,12 @@ class Lobby:
     async def _choose(self, snap: Snapshot, spec: AgentSpec, budget: Budget) -> Move:
         memory = await self._memory_for(spec, snap.state)
         decision = await self.pool.choose(
-            snap.state, spec, budget, self._rng.randrange(2**63), memory=memory
+            snap.state,
+            spec,
+            budget,
+            self._rng.randrange(2**63),
+            memory=memory,
+            urgent=snap.match.kind == "pve",  # a person waits; spectators can wait a little
         )
         return decision.move
 

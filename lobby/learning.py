@@ -75,6 +75,8 @@ BATCH_SECONDS = 0.5
 MAX_BATCH_GAMES = 2_000
 MAX_TRAIN_GAMES = 1_000_000
 MAX_AGENTS = 64  # local agent instances kept
+#: Under a learned grid: what its colours say (rank 8 on top, as the board is drawn).
+HEAT_LEGEND = "🟦 squares it learned to avoid … 🟥 squares it learned to want (a1 bottom left)"
 ROLLING_GAMES = 200  # the rolling win rate's window
 
 
@@ -832,4 +834,5 @@ def overview_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[st
             grid = a.grids.get(m.name)
             if grid:
                 lines.append(grid)
+                lines.append(HEAT_LEGEND)
     return heading, lines

@@ -117,6 +117,7 @@ class _Job:
     label: str
     future: asyncio.Future[Any]
     fault: str | None = None
+    urgent: bool = False  # a person waits for it: it jumps the queue of the others
 
 
 class _Pickler(pickle.Pickler):
@@ -270,12 +271,17 @@ class EnginePool:
         budget: Budget,
         seed: int | None = None,
         memory: Mapping[bytes, bytes] | None = None,
+        *,
+        urgent: bool = False,
     ) -> Decision:
-        """One decision; `memory` is handed to a learning agent before it chooses."""
+        """One decision; `memory` is handed to a learning agent before it chooses. `urgent`:
+        a person is waiting for it, so it goes before the queued jobs that are not (bot
+        matches, training)."""
         seed = self._seed.randrange(2**63) if seed is None else seed
         args = (state, spec, budget, seed, memory)
         label = f"{choose_in_worker.__name__}[{spec.label()}]"
-        result: Decision = await self._submit(choose_in_worker, args, self.cap_for(budget), label)
+        cap = self.cap_for(budget)
+        result: Decision = await self._submit(choose_in_worker, args, cap, label, urgent)
         return result
 
     async def run(self, fn: Callable[..., T], *args: Any, cap: float | None = None) -> T:
@@ -288,7 +294,12 @@ class EnginePool:
         return result
 
     async def _submit(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], cap: float, label: str
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        cap: float,
+        label: str,
+        urgent: bool = False,
     ) -> Any:
         if self._closed:
             raise PoolClosed("the engine pool is closed")
@@ -297,7 +308,12 @@ class EnginePool:
         job = _Job(fn, args, cap, label, self._loop.create_future())
         if self.workers == 0:
             return await self._run_in_thread(job)
-        self._queue.append(job)
+        job.urgent = urgent
+        if urgent:  # after the other urgent jobs, before the rest
+            at = sum(1 for queued in self._queue if queued.urgent)
+            self._queue.insert(at, job)
+        else:
+            self._queue.append(job)
         self._dispatch()
         return await job.future
 

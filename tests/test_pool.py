@@ -339,3 +339,23 @@ async def test_a_warmed_worker_answers_a_real_agent_and_is_replaced_when_it_dies
         assert pool.pids != [pid]
     finally:
         await pool.close()
+
+
+def stamp(tag: str) -> tuple[str, float]:
+    return tag, time.monotonic()
+
+
+async def test_a_job_a_person_waits_for_goes_before_the_others() -> None:
+    pool = EnginePool(workers=1, warm=False, ceiling=10.0)
+    await pool.start()
+    try:
+        busy = asyncio.ensure_future(pool.run(sleeper, 0.5))  # the only worker is busy
+        await asyncio.sleep(0.1)
+        later = [asyncio.ensure_future(pool._submit(stamp, (t,), 5.0, t)) for t in "ab"]
+        await asyncio.sleep(0)
+        first = asyncio.ensure_future(pool._submit(stamp, ("urgent",), 5.0, "u", urgent=True))
+        await busy
+        done = sorted([await t for t in (*later, first)], key=lambda r: r[1])
+        assert [tag for tag, _ in done] == ["urgent", "a", "b"]
+    finally:
+        await pool.close()
