@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("boardbot")
 
 
+class ConfigError(SystemExit):
+    """A bad setting: one line to show; the process exits with 2, as for a usage error."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 #: Numeric settings: (variable, field, kind, lowest, highest). A limit of 0 turns it off.
 NUMBERS: tuple[tuple[str, str, type, float, float], ...] = (
     ("BOARDBOT_WORKERS", "workers", int, 1, 64),
@@ -90,7 +101,7 @@ class Config:
                 value = None
             if value is None or not math.isfinite(value) or not low <= value <= high:
                 what = "a whole number" if kind is int else "a number"
-                raise SystemExit(
+                raise ConfigError(
                     f"config error: {var}={raw[:40]!r}: expected {what} from {low:g} to {high:g}"
                 )
             found[name] = value
@@ -98,11 +109,11 @@ class Config:
             raw = (values.get(var) or "").strip()
             if raw:
                 if not (raw.isascii() and raw.isdigit() and len(raw) <= 20):
-                    raise SystemExit(f"config error: {var}={raw[:40]!r} is not a Discord id")
+                    raise ConfigError(f"config error: {var}={raw[:40]!r} is not a Discord id")
                 found[name] = int(raw)
         level = (values.get("BOARDBOT_LOG_LEVEL") or "").strip().upper()
         if level and level not in LOG_LEVELS:
-            raise SystemExit(
+            raise ConfigError(
                 f"config error: BOARDBOT_LOG_LEVEL={level[:40]!r}: choose one of "
                 + ", ".join(LOG_LEVELS)
             )
@@ -326,7 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.print_commands:
         return print_commands()
-    config = Config.from_env()
+    try:
+        config = Config.from_env()
+    except ConfigError as exc:
+        print(exc.message, file=sys.stderr)
+        return 2
     use_discord = bool(config.token) and not args.console
     logging.basicConfig(
         level=config.log_level or ("INFO" if use_discord else "WARNING"),

@@ -165,3 +165,11 @@ def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Pat
         rest, _ = proc.communicate(timeout=30)
         assert proc.returncode == 1 and "refused the token" in seen + rest
     assert "Traceback" not in seen + rest and "voice will NOT" not in seen + rest
+
+
+def test_a_bad_setting_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    for var, value in (("BOARDBOT_LOG_LEVEL", "LOUD"), ("BOARDBOT_TURN_SECONDS", "nan")):
+        proc = run_bot(tmp_path / "cfg.db", "", tmp_path, **{var: value})
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"config error: {var}=")
