@@ -571,7 +571,7 @@ class Driver:
         rules = []
         if epoch % 2 == 1:
             rules.append(f"after:write:commit_step:{rng.randrange(3, 60)}")
-        pick = epoch % 4
+        pick = (epoch // 2) % 4  # every fault meets both kinds of kill
         # Each run of the bot meets its fault before its kill: early in short runs; in long
         # ones past the first jobs, so that it does not land inside the restart's own check
         # (that check is about the restart; a worker fault has its own recovery to show).
