@@ -28,6 +28,7 @@ from db.errors import StoreError
 from db.models import Match
 from engine.agents import registry
 from engine.warm import warm_rules
+from lineedit import LineEditor
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
@@ -227,12 +228,17 @@ class Console:
         #: local name -> the match their bare moves go to (chosen with /switch)
         self.chosen: dict[str, int] = {}
         self.prepared = asyncio.Event()  # what an earlier process left has been taken up
+        #: in a terminal: reads the keys, so output keeps the line being typed
+        self.editor: LineEditor | None = None
 
     # ------------------------------------------------------------------ output
 
     def write(self, text: str) -> None:
         """Print a block of lines at once (keeps the prompt tidy in a terminal)."""
         text = self._markup(text)
+        if self.editor is not None:
+            self.editor.print_above(text)
+            return
         interrupted = self.prompt_shown  # output that arrived while waiting for input
         if interrupted:
             text = "\n" + text
@@ -246,6 +252,10 @@ class Console:
         self.write(f"error: {message}")
 
     def prompt(self) -> None:
+        if self.editor is not None:
+            if not self.editor.shown:
+                self.editor.show(f"{self.user}> ")
+            return
         if self.interactive and not self.prompt_shown:
             self.out.write(f"{self.user}> ")
             self.out.flush()
@@ -729,7 +739,12 @@ async def run_console(
             ready = asyncio.ensure_future(console.prepared.wait())
             await asyncio.wait({ready, clock}, return_when=asyncio.FIRST_COMPLETED)
             ready.cancel()
-        queue = _start_reader(stdin, asyncio.get_running_loop())
+        if interactive and LineEditor.usable(stdin):
+            queue: asyncio.Queue[str | None] = asyncio.Queue()
+            console.editor = LineEditor(stdin.fileno(), stdout, queue)
+            console.editor.start(asyncio.get_running_loop())
+        else:
+            queue = _start_reader(stdin, asyncio.get_running_loop())
         while True:
             console.prompt()
             line = await _next_line(queue, stop)
@@ -740,7 +755,7 @@ async def run_console(
             if line is None:
                 stopped = stop is not None and stop.is_set()  # a signal came with the EOF
                 finish = not interactive and not stopped  # Ctrl-D in a terminal is /quit
-                if interactive:
+                if interactive and console.editor is None:
                     console.out.write("\n")
                 break
             if "\x00" in line:
@@ -750,6 +765,9 @@ async def run_console(
                 break
         return 0
     finally:
+        if console.editor is not None:  # the terminal as it was, whatever happens next
+            console.editor.close()
+            console.editor = None
         await console.close(finish=finish, keep=stopped, stop=stop)
         if watcher is not None:
             watcher.cancel()

@@ -114,3 +114,21 @@ def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert not [w for w in workers if alive(w)], "workers outlived their bot"
     term.close(force=True)
+
+
+@pytest.mark.slow
+def test_output_keeps_what_is_being_typed(tmp_path: Path) -> None:
+    term = spawn(tmp_path)
+    term.expect(r"tester> ")
+    term.sendline("/botmatch game:connect4 first:easy second:easy delay:1")
+    term.expect(r"Move 2")
+    term.send("/matc")  # typed, not yet sent, while the bot match prints its moves
+    term.expect(r"tester> /matc")
+    term.expect(r"plays")  # a move printed in the middle of the typing
+    term.expect(r"tester> /matc")  # the prompt again, with what was typed
+    term.send("x\x7fhes\r")  # Backspace works; Enter sends the line
+    term.expect(r"tester has no live match")  # the answer to /matches
+    term.sendline("/quit")
+    term.expect(pexpect.EOF)
+    term.close()
+    assert term.exitstatus == 0 and "Traceback" not in (term.before or "")

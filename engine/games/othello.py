@@ -175,7 +175,7 @@ class OthelloState:
         if move == PASS:
             if mask:
                 raise IllegalMoveError(
-                    f"cannot pass: {_SIDE_NAMES[self.side]} has legal moves "
+                    "cannot pass: you have legal moves "
                     f"({', '.join(square_name(s) for s in _bits(mask))})"
                 )
             if self.is_over():
