@@ -258,6 +258,7 @@ class Driver:
             self.proc.stdin.write((json.dumps(req) + "\n").encode())
             await self.proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
+            self._futures.pop(req["id"], None)  # nobody will wait for its answer
             raise ChildDied() from None
         return await fut
 

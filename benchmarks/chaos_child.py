@@ -162,7 +162,15 @@ class _ErrorLogs(logging.Handler):
         super().__init__(logging.ERROR)
 
     def emit(self, record: logging.LogRecord) -> None:
-        emit({"ev": "error", "kind": "error_logs", "text": record.getMessage()[:300]})
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            where = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb else ""
+            text += f": {type(exc).__name__}: {exc}{where}"
+        emit({"ev": "error", "kind": "error_logs", "text": text[:500]})
 
 
 def _summary(call: Call) -> dict[str, Any]:
