@@ -498,9 +498,24 @@ class Driver:
                 return
             if time.monotonic() > limit:
                 self.violations["restart_not_converged"] += len(problems)
-                self.details += problems[:5]
+                late = await self._converged_after(at_start, limit + 30)
+                self.details += [f"{p} ({late})" for p in problems[:5]]
                 return
             await asyncio.sleep(0.2)
+
+    async def _converged_after(self, at_start: dict[int, Any], until: float) -> str:
+        """For the report: how long after the settle limit the agents' moves did land."""
+        t0 = time.monotonic()
+        while time.monotonic() < until:
+            stuck = (
+                [m for m, row in self.live().items() if row[5] is None and row[4] == at_start[m][4]]
+                if at_start
+                else []
+            )
+            if not stuck:
+                return f"landed {time.monotonic() - t0:.1f} s after the limit"
+            await asyncio.sleep(0.2)
+        return "still not landed 30 s after the limit"
 
     async def check_final_boards(self) -> None:
         """Every match's message shows the match as stored: its last ply, ended or not."""

@@ -293,7 +293,12 @@ def main() -> int:
     parser.add_argument("--challenge-seconds", type=float, default=20.0)
     parser.add_argument("--edit-failure", type=float, default=0.03)
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(process)d %(levelname)s:%(name)s:%(message)s",
+    )
+    logging.getLogger("lobby.pool").setLevel(logging.INFO)  # worker starts, for the timeline
     logging.getLogger().addHandler(_ErrorLogs())
     return asyncio.run(run(args))
 
