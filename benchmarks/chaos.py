@@ -507,11 +507,11 @@ class Driver:
         """For the report: how long after the settle limit the agents' moves did land."""
         t0 = time.monotonic()
         while time.monotonic() < until:
-            stuck = (
-                [m for m, row in self.live().items() if row[5] is None and row[4] == at_start[m][4]]
-                if at_start
-                else []
-            )
+            stuck = [
+                m
+                for m, row in self.live().items()
+                if row[5] is None and row[4] == at_start.get(m, row)[4]
+            ]
             if not stuck:
                 return f"landed {time.monotonic() - t0:.1f} s after the limit"
             await asyncio.sleep(0.2)

@@ -1,4 +1,4 @@
-"""The README's console example runs exactly as written."""
+"""The README: its console example runs exactly as written, its set-up commands are CI's."""
 
 from __future__ import annotations
 
@@ -50,3 +50,17 @@ def test_the_readme_console_example_runs_as_written(tmp_path: Path) -> None:
         assert f"> {command}" in proc.stdout  # every line was read and answered
     assert "Your moves now go to match #1." in proc.stdout
     assert "Connect Four leaderboard" in proc.stdout or "No rated Connect Four" in proc.stdout
+
+
+def test_the_set_up_commands_make_their_own_environment() -> None:
+    """Two commands, each making a virtual environment (a system Python may refuse pip:
+    PEP 668), and CI runs the second one verbatim."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Set-up") : text.index("## Trying it in the console")]
+    run, test = re.findall(r"```\n(.*?)\n```", section, re.S)
+    for command in (run, test):
+        assert command.startswith("python3 -m venv .venv && .venv/bin/python -m pip install")
+    assert run.endswith(".venv/bin/python bot.py")
+    assert test.endswith(".venv/bin/python -m pytest -q")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == test
