@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -49,22 +51,40 @@ def _moment(snap: Snapshot) -> tuple[int, bool]:
 
 
 class Bucket:
-    """A token bucket: `rate` requests a second on average, bursts of `burst`."""
+    """A token bucket: `rate` requests a second on average, bursts of `burst`. Waiters are
+    served in order, urgent ones first: a board a person waits for is not stuck behind the
+    old ends a restart re-shows."""
 
     def __init__(self, rate: float, burst: float) -> None:
         self.rate, self.burst = rate, burst
         self.tokens = burst
         self.stamp = time.monotonic()
+        self._queue: list[tuple[int, int]] = []  # (0 urgent / 1 not, arrival): a heap
+        self._arrivals = itertools.count()
 
-    async def take(self) -> None:
-        while True:
-            now = time.monotonic()
-            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-            if self.tokens >= 1:
-                self.tokens -= 1
-                return
-            await asyncio.sleep((1 - self.tokens) / self.rate)
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    async def take(self, urgent: bool = True) -> None:
+        me = (0 if urgent else 1, next(self._arrivals))
+        heapq.heappush(self._queue, me)
+        try:
+            while True:
+                self._refill()
+                if self._queue[0] == me and self.tokens >= 1:
+                    heapq.heappop(self._queue)
+                    self.tokens -= 1
+                    return
+                # the first in line sleeps until its token; the others look again soon
+                first = self._queue[0] == me
+                await asyncio.sleep((1 - self.tokens) / self.rate if first else 0.05)
+        except BaseException:
+            if me in self._queue:
+                self._queue.remove(me)
+                heapq.heapify(self._queue)
+            raise
 
 
 @dataclass(slots=True)
@@ -79,6 +99,8 @@ class _Board:
     dead: bool = False
     last_edit: float = 0.0
     task: asyncio.Task[None] | None = None
+    #: first seen ended (a restart showing an old end again): its edits go after the others
+    old_end: bool = False
 
     def behind(self) -> bool:
         """Whether the message may not show the newest snapshot."""
@@ -122,7 +144,8 @@ class BoardEditor:
         if slot is None:
             return
         if slot.dead:
-            if not snap.live:
+            if not snap.live:  # nothing can show this end: no restart tries again
+                self._final_shown(snap)
                 self._forget(snap.id)
             return
         if slot.latest is None or _moment(snap) >= _moment(slot.latest):
@@ -168,7 +191,9 @@ class BoardEditor:
         if slot is None:
             if m.message_id is None or m.channel_id is None:
                 return None
-            slot = self._boards[m.id] = _Board(m.channel_id, m.message_id, m.kind)
+            slot = self._boards[m.id] = _Board(
+                m.channel_id, m.message_id, m.kind, old_end=m.status != "live"
+            )
         elif m.message_id is not None and m.message_id != slot.message_id:
             slot.message_id, slot.shown, slot.dead = m.message_id, None, False  # a new board
         return slot
@@ -190,7 +215,7 @@ class BoardEditor:
             wait = slot.last_edit + interval - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            await self._pace(slot.channel_id)
+            await self._pace(slot.channel_id, urgent=not slot.old_end)
             if not slot.behind() or match_id in self._responding or slot.latest is None:
                 break
             snap, slot.force = slot.latest, False
@@ -207,6 +232,8 @@ class BoardEditor:
                     if not snap.live:
                         self._final_shown(snap)
             elif slot.dead:
+                if not snap.live:  # nothing can show this end: no start tries again
+                    self._final_shown(snap)
                 await self._board_gone(snap)
                 return
             elif retries < len(RETRY_PAUSES):
@@ -220,16 +247,16 @@ class BoardEditor:
                 return
         self._kick(match_id, slot)
 
-    async def _pace(self, channel_id: int) -> None:
+    async def _pace(self, channel_id: int, urgent: bool = True) -> None:
         if self.global_rate is not None:
             if self._global is None:
                 self._global = Bucket(self.global_rate, self.global_rate)
-            await self._global.take()
+            await self._global.take(urgent)
         if self.channel_rate is not None:
             bucket = self._channels.get(channel_id)
             if bucket is None:
                 bucket = self._channels[channel_id] = Bucket(self.channel_rate, 5)
-            await bucket.take()
+            await bucket.take(urgent)
 
     async def _edit(self, slot: _Board, snap: Snapshot) -> bool:
         """Edit the board; False if it failed (`slot.dead` set when it never can succeed)."""

@@ -138,6 +138,8 @@ async def test_a_bot_match_whose_board_is_gone_stops_after_the_first_failure(env
     assert stored.ply < 60  # stopped early, not played to its end
     assert len(failed) == 1  # no edit after the first 404
     assert bot.editor.tracked() == 0
+    await asyncio.sleep(0.05)  # the note that its end needs no showing is written
+    assert await bot.lobby.store.unshown_finals() == []  # a restart does not try it again
 
 
 async def test_after_a_restart_every_live_board_shows_the_stored_position(
@@ -253,3 +255,28 @@ async def test_a_busy_database_while_the_bot_starts_does_not_stop_it(
         await h2.close()
         await bot2.lobby.close()
         await bot2.lobby.store.close()
+
+
+async def test_edit_pacing_serves_waiters_in_order_urgent_first() -> None:
+    """A restart re-shows old ends and live boards at once: the paced edits of live boards
+    (people waiting) go first, and among equals the first come is served first."""
+    from cogs.editor import Bucket
+
+    bucket = Bucket(rate=50.0, burst=1)
+    await bucket.take()  # the burst is used up: everyone below waits for a token
+    served: list[str] = []
+
+    async def wait(name: str, urgent: bool) -> None:
+        await bucket.take(urgent)
+        served.append(name)
+
+    tasks = []
+    for name, urgent in [("old end 1", False), ("old end 2", False), ("live 1", True)]:
+        tasks.append(asyncio.create_task(wait(name, urgent)))
+        await asyncio.sleep(0)  # arrive in this order
+    tasks.append(asyncio.create_task(wait("live 2", True)))
+    gone = asyncio.create_task(wait("cancelled", True))
+    await asyncio.sleep(0)
+    gone.cancel()  # a waiter that gives up does not block the line
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    assert served == ["live 1", "live 2", "old end 1", "old end 2"]
