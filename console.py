@@ -766,6 +766,7 @@ async def run_console(
         return 0
     finally:
         if console.editor is not None:  # the terminal as it was, whatever happens next
+            console.editor.leave()
             console.editor.close()
             console.editor = None
         await console.close(finish=finish, keep=stopped, stop=stop)

@@ -101,8 +101,10 @@ class LineEditor:
         self._write(prompt + self.typed)
         self.shown = True
 
-    def hide(self) -> None:
-        """The prompt line is gone (a line was handed over)."""
+    def leave(self) -> None:
+        """End the prompt's line (the console stops): what follows starts on a line of its own."""
+        if self.shown:
+            self._write("\n")
         self.shown = False
 
     def print_above(self, text: str) -> None:

@@ -64,6 +64,17 @@ def test_editing_keys() -> None:
     assert drain(queue) == [None]
 
 
+def test_leaving_ends_the_prompt_line() -> None:
+    """Ctrl-C (a signal, not a key) stops the console: the shell's prompt gets its own line."""
+    ed, out, _ = editor()
+    ed.show("you> ")
+    ed.key("4")
+    ed.leave()
+    assert out.getvalue() == "you> 4\n" and not ed.shown
+    ed.leave()
+    assert out.getvalue() == "you> 4\n"  # once
+
+
 def test_lines_typed_ahead_wait_for_their_prompt() -> None:
     ed, out, queue = editor()
     for ch in "4\n5\n":  # typed while a command was being handled: no prompt on screen
