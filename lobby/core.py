@@ -1050,8 +1050,13 @@ class Lobby:
         return out
 
     async def final_shown(self, match_id: int) -> None:
-        """A front end showed the end of this match (a restart need not show it again)."""
-        await self.store.final_shown(match_id)
+        """A front end showed the end of this match (a restart need not show it again).
+        Only a saving: if a busy or full database refuses the note, a restart shows the end
+        once more."""
+        try:
+            await self.store.final_shown(match_id)
+        except TRANSIENT as exc:
+            log.warning("match %s: cannot note that its end is shown: %s", match_id, exc)
 
     async def _retrying(self, step: Callable[[], Awaitable[Snapshot]]) -> Snapshot:
         """A restart's step, tried again after a busy or full database (briefly: a restart

@@ -345,3 +345,14 @@ async def test_a_busy_database_at_a_restart_is_retried_not_blamed_on_the_match(
         assert await lob.store.set_aside_matches() == {}
     finally:
         await shut(lob)
+
+
+async def test_a_busy_database_when_noting_a_shown_end_is_only_a_warning(
+    lobby: Lobby, caplog: pytest.LogCaptureFixture
+) -> None:
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    await lobby.resign(snap.id, ALICE)
+    faults.reset("fail:write:final_shown:1:locked")
+    await lobby.final_shown(snap.id)  # the editor's note, in a task of its own
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    assert "cannot note that its end is shown" in caplog.text  # a restart shows it again
