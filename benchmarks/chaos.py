@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -498,10 +499,18 @@ class Driver:
                 return
             if time.monotonic() > limit:
                 self.violations["restart_not_converged"] += len(problems)
+                self._dump_child()
                 late = await self._converged_after(at_start, limit + 30)
                 self.details += [f"{p} ({late})" for p in problems[:5]]
                 return
             await asyncio.sleep(0.2)
+
+    def _dump_child(self) -> None:
+        """Ask the bot for its tasks' and threads' stacks (into its log, for the report)."""
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGUSR2)
+                os.kill(self.proc.pid, signal.SIGUSR1)
 
     async def _converged_after(self, at_start: dict[int, Any], until: float) -> str:
         """For the report: how long after the settle limit the agents' moves did land."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import itertools
 import json
 import logging
@@ -279,6 +280,8 @@ def _dump_tasks_on_sigusr1() -> None:
         sys.stderr.flush()
 
     asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
+    # every thread's stack, even when the event loop itself is stuck
+    faulthandler.register(signal.SIGUSR2, file=sys.stderr, all_threads=True)
 
 
 def main() -> int:
