@@ -482,6 +482,11 @@ class Driver:
         limit = time.monotonic() + self.args.settle
         at_start = self.live()
         while True:
+            if self._died.is_set():
+                # The kill hook fired inside the check (an early `after:write:...`): this start
+                # is over; the next one is checked in its place.
+                self.faults["killed_during_check"] += 1
+                return
             problems = []
             live = self.live()
             boards = self.boards()
