@@ -194,7 +194,9 @@ class Fuzzer:
                 "SELECT COUNT(*), COALESCE(GROUP_CONCAT(id || status), '') FROM challenges",
                 "SELECT COUNT(*) FROM moves m JOIN players p ON p.id = m.player_id"
                 " WHERE p.kind <> 'agent'",
-                "SELECT COUNT(*) FROM agent_memory_meta",
+                # a memory other than the bot's own (learning in the background from a bot
+                # match that ended meanwhile creates those, whatever was refused)
+                "SELECT COUNT(*) FROM agent_memory_meta WHERE name <> 'default'",
             )
         )
 
@@ -591,6 +593,11 @@ class Fuzzer:
             "error_logs": s["error_logs"],
             "refused_changed_rows": s["refused_changed_rows"],
             "duplicate_matches": s["duplicate_matches"],
+            # learned memories at the end: only the bot's own players' ("default") may exist
+            "memories": [
+                f"{kind}/{name}"
+                for kind, name in self.read("SELECT kind, name FROM agent_memory_meta ORDER BY 1")
+            ],
             "limits_checked": s["limits_checked"],
             "limit_failures": s["limit_failures"],
             "refused": s["refused"],
@@ -607,7 +614,7 @@ class Fuzzer:
 
 
 def _diff(before: tuple[Any, ...], after: tuple[Any, ...]) -> str:
-    names = ("players", "matches", "resigned/stopped", "challenges", "people's moves", "memory")
+    names = ("players", "matches", "resigned/stopped", "challenges", "people's moves", "memories")
     return ", ".join(
         f"{n} {a} -> {b}" for n, a, b in zip(names, before, after, strict=True) if a != b
     )[:200]
@@ -639,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = result["unhandled"] + result["error_logs"] + result["refused_changed_rows"]
     for part in ("console", "protocol"):
         bad += result[part].get("bad_replies", 0) + result[part].get("refused_changed_rows", 0)
+    bad += sum(not m.endswith("/default") for m in result["memories"])
     return 0 if bad + result["limit_failures"] + result["duplicate_matches"] == 0 else 1
 
 

@@ -486,7 +486,9 @@ class Lobby:
         return opponents.may_learn(game, spec)
 
     async def live_matches_of(self, person: Person, channel_id: int | None = None) -> list[Match]:
-        player = await self.player_for(person)
+        player = await self._known(person)  # asking creates no player
+        if player is None:
+            return []
         matches = await self.store.live_matches(player.id)
         if channel_id is not None:
             matches = [m for m in matches if m.channel_id == channel_id]

@@ -397,6 +397,8 @@ async def test_a_lobby_refusal_by_someone_new_leaves_no_player_row(
         snap = await lobby.start_pvp(Person("user", 1, "a"), Person("user", 2, "b"), "connect4")
         with pytest.raises(NotInMatch):
             await lobby.play(snap.id, Person("user", 3, "stranger"), 3, via=Where())
+        # /resign by someone with no match: asked, refused, nothing stored (found by the fuzz run)
+        assert await lobby.live_matches_of(Person("user", 4, "newcomer")) == []
         players = await store.get_players(range(1, 10))
         assert sorted(p.display_name for p in players.values()) == ["a", "b"]
     finally:
