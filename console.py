@@ -331,7 +331,10 @@ class Console:
         if name in self._adopted:
             return
         self._adopted.add(name)
-        matches: list[Match] = await self.lobby.live_matches_of(self.person(name))
+        known = set(self.matches.get(name, [])) | set(self.botmatches)
+        matches: list[Match] = [
+            m for m in await self.lobby.live_matches_of(self.person(name)) if m.id not in known
+        ]
         for match in matches:
             snap = await self.lobby.snapshot(match.id)
             self.remember(snap, name)
@@ -720,12 +723,16 @@ async def run_console(
         if engine is not None:
             watcher = asyncio.ensure_future(_engine_ready(console, engine, interactive))
 
+        earlier: set[int] | None = None  # what an earlier process left (before any command)
+        with contextlib.suppress(StoreError):
+            earlier = set(await lobby.store.live_match_ids())
+
         async def prepare() -> None:
             await asyncio.to_thread(warm_rules)  # this process's rule kernels, off the loop
             try:
                 # What a killed process left: finished games are finished, clocks get a
                 # grace, agents to move move, bot matches go on (as this session's).
-                for snap in await lobby.resume():
+                for snap in await lobby.resume(only=earlier):
                     if snap.match.kind == "eve":
                         console.resume_botmatch(snap)
                 await console.adopt(console.user)

@@ -30,7 +30,7 @@ import math
 import random
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -1024,17 +1024,20 @@ class Lobby:
             except Exception as exc:
                 await self._failed(match_id, "turn", exc)
 
-    async def resume(self) -> list[Snapshot]:
+    async def resume(self, only: Collection[int] | None = None) -> list[Snapshot]:
         """After a restart: mend what a kill interrupted, extend clocks by the grace, announce
         every live board once and restart agent turns; the live matches.
 
         Each match is handled on its own: one that fails is logged and set aside if it cannot
-        be mended, and the others go on.
+        be mended, and the others go on. `only`: the matches to take up (those live before
+        this process could start any), all live ones if None.
         """
         self.spawn(self.learning.warm())
         self.learning.kick()  # learning a kill left in the outbox
         out = []
         for match_id in await self.store.live_match_ids():
+            if only is not None and match_id not in only:
+                continue  # started by this process meanwhile (the console's prompt comes first)
             try:
                 snap = await self._retrying(functools.partial(self._resume_one, match_id))
             except Exception as exc:

@@ -292,3 +292,34 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
     assert len(RESULT.findall(proc.stdout)) == 1
     assert re.search(r"^  #1 Connect Four vs Bot \(random\): (win|loss|draw) \(", proc.stdout, re.M)
     assert proc.stdout.rstrip().endswith("> /quit")
+
+
+async def test_a_game_started_while_the_engine_warms_is_not_taken_for_an_earlier_one(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a terminal the prompt works before the rule kernels are warm (a first run compiles
+    them for about 20 s); what a restart takes up is only what was live before the start."""
+    import pty
+
+    import console
+
+    def slow_warm() -> None:
+        time.sleep(1.0)  # the first run's compile, shortened
+
+    monkeypatch.setattr(console, "warm_rules", slow_warm)
+    master, slave = pty.openpty()
+    out = io.StringIO()
+    with open(slave, encoding="utf-8") as stdin:
+        task = asyncio.ensure_future(run_console(lobby, stdin, out, user="you"))
+        os.write(master, b"/play game:connect4 opponent:easy\r")
+        deadline = time.monotonic() + 10
+        while "Move 1:" not in out.getvalue():
+            assert time.monotonic() < deadline, out.getvalue()
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(1.5)  # the warm-up and the restart's take-up are over
+        os.write(master, b"/quit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+    os.close(master)
+    text = out.getvalue()
+    assert "earlier session" not in text
+    assert text.count("#1 Connect Four") == 1  # its board was shown once, not again

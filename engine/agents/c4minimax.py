@@ -2,7 +2,8 @@
 
 Shared registry names (read this if you add a game)
 ---------------------------------------------------
-The names `minimax` and `expectiminimax` are registered ONCE, here, for both games
+The names `minimax` and `expectiminimax` are registered ONCE, in `engine.agents.minimax` (a
+light module: importing the registry must not compile this one's recursive kernels), for both games
 (games=("connect4", "othello")). Their factories, `make_minimax(game, eval)` and
 `make_expectiminimax(game, eval, chance_plies)`, take the registry's `game` parameter and
 dispatch: "connect4" builds `C4Minimax` / `C4Expectiminimax` below; "othello" imports
@@ -60,17 +61,13 @@ from numba import njit
 from engine.agents import c4eval
 from engine.agents.base import (
     Agent,
-    AgentInfo,
     Budget,
     Decision,
-    Limits,
-    Param,
     check_params,
-    choice,
-    integer,
     require_moves,
 )
-from engine.agents.otheval import EVALS as OTHELLO_EVALS
+from engine.agents.c4lines import centre_order, win_cells
+from engine.agents.minimax import CHANCE, DEFAULT_DEPTH
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State
@@ -80,7 +77,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 WIN = 1_000_000_000
 MATE_BOUND = WIN - 10_000  # scores beyond this are proven wins / losses
 INF = WIN + 1
-DEFAULT_DEPTH = 3
 TT_BITS = 20
 
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -136,29 +132,6 @@ def _recursive(sig: Any) -> Callable[[_F], _F]:
         return cast(_F, njit(sig, cache=True, nogil=True)(fn))
 
     return wrap
-
-
-@_kernel
-def win_cells(bb: np.uint64, mask: np.uint64, board: np.uint64, rows: int, k: int) -> np.uint64:
-    """Empty cells where a disc would complete k in a row for `bb` (any k, any size).
-
-    For each direction d, a cell p completes a line when j discs run from p+d upwards and
-    k-1-j from p-d downwards; shifting by i*d >= 64 would be undefined, such runs are empty.
-    """
-    out = _ZERO
-    for d in (1, rows + 1, rows, rows + 2):
-        for j in range(k):
-            a = _ALL
-            for i in range(1, j + 1):
-                s = i * d
-                a = a & (bb >> np.uint64(s)) if s < 64 else _ZERO
-            if a == _ZERO:
-                continue
-            for i in range(1, k - j):
-                s = i * d
-                a = a & (bb << np.uint64(s)) if s < 64 else _ZERO
-            out |= a
-    return out & board & ~mask
 
 
 @_recursive(_NEGAMAX_SIG)
@@ -563,11 +536,6 @@ def _chance_root(
     return best_col, best
 
 
-def centre_order(cols: int) -> list[int]:
-    """Columns from the centre outwards, left before right on equal distance."""
-    return sorted(range(cols), key=lambda c: (abs(2 * c - (cols - 1)), c))
-
-
 class _Search:
     """The per-move search state: board tables, transposition table, heuristics, counters."""
 
@@ -838,47 +806,6 @@ class C4Expectiminimax(Agent):
         )
 
 
-# -- shared registry factories (see the module docstring) -----------------------------------
-
-
-def _othello_evals() -> tuple[str, ...]:
-    return tuple(OTHELLO_EVALS)
-
-
-def _check_eval(game: str, eval: str) -> str:
-    if game == "connect4":
-        name = eval or "checkers"
-        c4eval.eval_id(name)
-        return name
-    if game == "othello":
-        name = eval or "standard"
-        choices = _othello_evals()
-        if name not in choices:
-            raise ValueError(f"unknown othello eval {name!r}: choose one of {', '.join(choices)}")
-        return name
-    raise ValueError(f"minimax plays connect4 and othello, not {game!r}")
-
-
-def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
-    """The `minimax` agent of `game` (connect4: C4Minimax, othello: othsearch.OthelloMinimax)."""
-    name = _check_eval(game, eval)
-    if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
-
-        return cast(Agent, othsearch.OthelloMinimax(eval=name))
-    return C4Minimax(eval=name)
-
-
-def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: int = 2) -> Agent:
-    """The `expectiminimax` agent of `game` (othello: othsearch.OthelloExpectiminimax)."""
-    name = _check_eval(game, eval)
-    if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
-
-        return cast(Agent, othsearch.OthelloExpectiminimax(eval=name, chance_plies=chance_plies))
-    return C4Expectiminimax(eval=name, chance_plies=chance_plies)
-
-
 def warm() -> None:
     """Compile or load every kernel of this module (a worker calls this before its first move)."""
     rng = random.Random(0)
@@ -886,51 +813,3 @@ def warm() -> None:
     for name in c4eval.EVALS:
         C4Minimax(eval=name).choose(state, Budget(depth=2), rng)
         C4Expectiminimax(eval=name).choose(state, Budget(depth=3), rng)
-
-
-EVAL_PARAMS = (
-    choice(
-        "eval",
-        c4eval.EVALS,
-        "how it scores a position it stops at: discs still to play, open lines, or lines of three",
-        games=("connect4",),
-    ),
-    choice(
-        "eval",
-        OTHELLO_EVALS,
-        "how it scores a position: mobility, corners, stable discs",
-        games=("othello",),
-    ),
-)
-
-#: Each chance ply multiplies the work by the number of replies (7 here, up to ~15 in Othello)
-#: with no pruning: 4 is the most that still fits a few seconds (and what Othello allowed).
-CHANCE: tuple[Param, ...] = (
-    integer("chance_plies", 0, 4, "how many replies below the move are averaged as random"),
-)
-
-#: A search deeper than the board has empty cells (Connect Four) or moves (Othello) is moot.
-_SEARCH_CEILING = Limits(time=None, nodes=None, depth=60)
-
-AGENT_INFOS = [
-    AgentInfo(
-        "minimax",
-        ("connect4", "othello"),
-        "looks a few moves ahead for both sides and plays the move that holds up best against "
-        "every reply (alpha-beta search); the deeper, the stronger",
-        make_minimax,
-        budget=Budget(depth=DEFAULT_DEPTH),
-        params=EVAL_PARAMS,
-        ceiling=_SEARCH_CEILING,
-    ),
-    AgentInfo(
-        "expectiminimax",
-        ("connect4", "othello"),
-        "like minimax, but also weighs what happens if the next replies are random, and plays "
-        "for that only when it looks better",
-        make_expectiminimax,
-        budget=Budget(depth=DEFAULT_DEPTH),
-        params=EVAL_PARAMS + CHANCE,
-        ceiling=_SEARCH_CEILING,
-    ),
-]

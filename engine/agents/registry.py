@@ -228,7 +228,7 @@ PROVIDERS: tuple[str, ...] = (
     "engine.agents.c4expert",
     "engine.agents.weightgrid",
     "engine.agents.trainer",
-    "engine.agents.c4minimax",
+    "engine.agents.minimax",
     "engine.agents.planner",
     "engine.agents.levels",
 )

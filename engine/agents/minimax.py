@@ -1,0 +1,104 @@
+"""The registry's `minimax` and `expectiminimax`, for both games (see `engine.agents.c4minimax`
+for the Connect Four search and `engine.agents.othsearch` for Othello's). Light on purpose: the
+searches are imported when an agent is built, so importing the registry compiles nothing (the
+Connect Four search's recursive kernels take seconds to compile on a first run)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from engine.agents import c4eval
+from engine.agents.base import Agent, AgentInfo, Budget, Limits, Param, choice, integer
+from engine.agents.otheval import EVALS as OTHELLO_EVALS
+
+DEFAULT_DEPTH = 3
+
+
+def _othello_evals() -> tuple[str, ...]:
+    return tuple(OTHELLO_EVALS)
+
+
+def _check_eval(game: str, eval: str) -> str:
+    if game == "connect4":
+        name = eval or "checkers"
+        c4eval.eval_id(name)
+        return name
+    if game == "othello":
+        name = eval or "standard"
+        choices = _othello_evals()
+        if name not in choices:
+            raise ValueError(f"unknown othello eval {name!r}: choose one of {', '.join(choices)}")
+        return name
+    raise ValueError(f"minimax plays connect4 and othello, not {game!r}")
+
+
+def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
+    """The `minimax` agent of `game` (connect4: C4Minimax, othello: othsearch.OthelloMinimax)."""
+    name = _check_eval(game, eval)
+    if game == "othello":
+        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+
+        return cast(Agent, othsearch.OthelloMinimax(eval=name))
+    from engine.agents.c4minimax import C4Minimax
+
+    return C4Minimax(eval=name)
+
+
+def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: int = 2) -> Agent:
+    """The `expectiminimax` agent of `game` (othello: othsearch.OthelloExpectiminimax)."""
+    name = _check_eval(game, eval)
+    if game == "othello":
+        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+
+        return cast(Agent, othsearch.OthelloExpectiminimax(eval=name, chance_plies=chance_plies))
+    from engine.agents.c4minimax import C4Expectiminimax
+
+    return C4Expectiminimax(eval=name, chance_plies=chance_plies)
+
+
+EVAL_PARAMS = (
+    choice(
+        "eval",
+        c4eval.EVALS,
+        "how it scores a position it stops at: discs still to play, open lines, or lines of three",
+        games=("connect4",),
+    ),
+    choice(
+        "eval",
+        OTHELLO_EVALS,
+        "how it scores a position: mobility, corners, stable discs",
+        games=("othello",),
+    ),
+)
+
+#: Each chance ply multiplies the work by the number of replies (7 here, up to ~15 in Othello)
+#: with no pruning: 4 is the most that still fits a few seconds (and what Othello allowed).
+CHANCE: tuple[Param, ...] = (
+    integer("chance_plies", 0, 4, "how many replies below the move are averaged as random"),
+)
+
+#: A search deeper than the board has empty cells (Connect Four) or moves (Othello) is moot.
+_SEARCH_CEILING = Limits(time=None, nodes=None, depth=60)
+
+AGENT_INFOS = [
+    AgentInfo(
+        "minimax",
+        ("connect4", "othello"),
+        "looks a few moves ahead for both sides and plays the move that holds up best against "
+        "every reply (alpha-beta search); the deeper, the stronger",
+        make_minimax,
+        budget=Budget(depth=DEFAULT_DEPTH),
+        params=EVAL_PARAMS,
+        ceiling=_SEARCH_CEILING,
+    ),
+    AgentInfo(
+        "expectiminimax",
+        ("connect4", "othello"),
+        "like minimax, but also weighs what happens if the next replies are random, and plays "
+        "for that only when it looks better",
+        make_expectiminimax,
+        budget=Budget(depth=DEFAULT_DEPTH),
+        params=EVAL_PARAMS + CHANCE,
+        ceiling=_SEARCH_CEILING,
+    ),
+]
