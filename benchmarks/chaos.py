@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.stacks import dump_tasks_on_sigusr1  # noqa: E402
 from engine.games import new_game  # noqa: E402
 
 FOOTER = re.compile(r"^Match #(\d+) · \S+ · \w+ · ply (\d+)$")
@@ -906,30 +907,12 @@ class Driver:
 
 
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
-    _dump_tasks_on_sigusr1()
+    dump_tasks_on_sigusr1()
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
         driver = Driver(args, Path(args.workdir or tmp), random.Random(args.seed))
         if args.workdir:
             Path(args.workdir).mkdir(parents=True, exist_ok=True)
         return await driver.run()
-
-
-def _dump_tasks_on_sigusr1() -> None:
-    """`kill -USR1 <pid>` prints every task's stack to stderr (to see what a run waits on)."""
-
-    def dump() -> None:
-        for task in asyncio.all_tasks():
-            coro: Any = task.get_coro()
-            chain = []
-            while coro is not None:
-                frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
-                if frame is not None:
-                    chain.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
-                coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
-            print(task.get_name(), " -> ".join(chain), file=sys.stderr)
-        sys.stderr.flush()
-
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
 
 
 def main(argv: list[str] | None = None) -> int:

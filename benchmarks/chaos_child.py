@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import discord
 
 import faults
+from benchmarks.stacks import dump_tasks_on_sigusr1
 from bot import Config, build_lobby, shut_down
 from cogs.client import BoardBot
 from tests import discord_harness
@@ -196,7 +197,7 @@ def _message_id(response: Any) -> str | None:
 
 
 async def run(args: argparse.Namespace) -> int:
-    _dump_tasks_on_sigusr1()
+    _dump_stacks_on_signals()
     faults.observers.append(lambda point, kind: emit({"ev": "fault", "point": point, "kind": kind}))
     config = Config(
         db_path=args.db,
@@ -264,23 +265,9 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_tasks_on_sigusr1() -> None:
-    """`kill -USR1 <pid>` prints every task's stack to stderr (to see what a run waits on)."""
-
-    def dump() -> None:
-        for task in asyncio.all_tasks():
-            coro: Any = task.get_coro()
-            chain = []
-            while coro is not None:
-                frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
-                if frame is not None:
-                    chain.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
-                coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
-            print(task.get_name(), " -> ".join(chain), file=sys.stderr)
-        sys.stderr.flush()
-
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump)
-    # every thread's stack, even when the event loop itself is stuck
+def _dump_stacks_on_signals() -> None:
+    """SIGUSR1: every task's stack; SIGUSR2: every thread's, even when the loop is stuck."""
+    dump_tasks_on_sigusr1()
     faulthandler.register(signal.SIGUSR2, file=sys.stderr, all_threads=True)
 
 
