@@ -28,6 +28,7 @@ import math
 import os
 import pickle
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -127,6 +128,13 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> None:
         return None
+
+
+def _no_signals() -> None:
+    """Keep Ctrl-C and SIGTERM off this helper thread. The kernel hands a process's signal to
+    any thread that does not block it; one that lands here would not wake the event loop of
+    a program that relies on Python's own SIGINT handling (asyncio.run), which then sleeps on."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _fail(job: _Job, exc: JobFailed) -> None:
@@ -248,13 +256,17 @@ class EnginePool:
         """Start every worker and wait until each has warmed its kernels."""
         self._loop = asyncio.get_running_loop()
         if self.workers == 0:
-            self._thread = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engine")
+            self._thread = ThreadPoolExecutor(
+                max_workers=4, thread_name_prefix="engine", initializer=_no_signals
+            )
             if self.warm:
                 from engine.warm import warm_up
 
                 await self._loop.run_in_executor(self._thread, warm_up)
             return
-        self._sender = ThreadPoolExecutor(self.workers, thread_name_prefix="engine-send")
+        self._sender = ThreadPoolExecutor(
+            self.workers, thread_name_prefix="engine-send", initializer=_no_signals
+        )
         for _ in range(self.workers):
             self._spawn()
         while sum(w.state in ("idle", "busy") for w in self._live) < self.workers:
@@ -505,6 +517,7 @@ class EnginePool:
 
     def _read(self, w: _Worker) -> None:
         """A worker's reader thread: each message from it, then its exit, once reaped."""
+        _no_signals()
         try:
             while True:
                 data = recv(w.from_child)

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -357,5 +358,25 @@ async def test_a_job_a_person_waits_for_goes_before_the_others() -> None:
         await busy
         done = sorted([await t for t in (*later, first)], key=lambda r: r[1])
         assert [tag for tag, _ in done] == ["urgent", "a", "b"]
+    finally:
+        await pool.close()
+
+
+async def test_the_pools_threads_never_take_ctrl_c() -> None:
+    """A process-wide SIGINT goes to any thread that does not block it: one landing on a
+    reader or sender thread would not wake `asyncio.run`'s loop (the parent slept on)."""
+    pool = EnginePool(workers=1, warm=False)
+    await pool.start()
+    try:
+        assert await pool.run(pid_of) != os.getpid()  # the sender thread has run too
+        helpers = [t for t in threading.enumerate() if t.name.startswith("engine")]
+        assert len(helpers) >= 2  # a reader and a sender
+        for t in helpers:
+            status = Path(f"/proc/self/task/{t.native_id}/status").read_text()
+            blocked = int(
+                next(ln for ln in status.splitlines() if ln.startswith("SigBlk:")).split()[1], 16
+            )
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                assert blocked >> (sig - 1) & 1, f"{t.name} may take {sig.name}"
     finally:
         await pool.close()
