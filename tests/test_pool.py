@@ -268,10 +268,15 @@ async def test_workers_die_with_their_parent_killed_by_sigkill() -> None:
 
 
 async def test_sigint_reaches_no_worker_and_prints_no_traceback() -> None:
+    # The parent handles Ctrl-C as bot.py does (the loop's own handler, which wakes the loop
+    # through its wakeup fd): with asyncio.run's default handling a SIGINT that the kernel
+    # hands to a native thread (numpy's, say) leaves the loop asleep in select.
     script = """if True:
-        import asyncio, time
+        import asyncio, signal, time
         from lobby.pool import EnginePool
         async def main():
+            stop = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
             pool = EnginePool(workers=2, warm=False)
             await pool.start()
             try:
@@ -279,13 +284,11 @@ async def test_sigint_reaches_no_worker_and_prints_no_traceback() -> None:
                 print(*pool.pids, flush=True)
                 await job
                 print("done", flush=True)
-                await asyncio.sleep(60)
+                await asyncio.wait_for(stop.wait(), 60)
+                print("interrupted", flush=True)
             finally:
                 await pool.close()
-        try:
-            asyncio.run(main())
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
+        asyncio.run(main())
     """
     parent = python(script, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
