@@ -13,6 +13,7 @@ from pathlib import Path
 
 from db.instance import InstanceLock
 from engine.games.connect4 import Connect4State
+from tests.procs import children_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,19 +73,6 @@ def test_a_corrupt_newer_or_unreachable_database_fails_with_one_line(tmp_path: P
     one_line_error(run_bot(unreachable, "", tmp_path), str(unreachable))
 
 
-def _workers_of(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
 def test_sigterm_shuts_down_in_order_and_leaves_the_match_live(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     proc = subprocess.Popen(
@@ -102,7 +90,7 @@ def test_sigterm_shuts_down_in_order_and_leaves_the_match_live(tmp_path: Path) -
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "Move 2" not in proc.stdout.readline():
         pass
-    workers = _workers_of(proc.pid)
+    workers = children_of(proc.pid)
     assert workers, "the engine worker runs"
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=30)

@@ -26,6 +26,7 @@ import lobby.pool
 from engine.agents.base import AgentSpec, Budget
 from engine.games.connect4 import Connect4State
 from lobby.pool import EnginePool, JobTimeout, PoolClosed, WorkerCrashed
+from tests.procs import children_of, gone
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -64,28 +65,6 @@ def fail_stubbornly() -> None:
 
 
 # --- helpers ---
-
-
-def gone(pid: int) -> bool:
-    """Dead and reaped, or a zombie nobody reaps (PID 1 of a container may not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def children_of(pid: int) -> list[int]:
-    kids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry.name))
-    return kids
 
 
 async def until(check: object, within: float) -> float:

@@ -15,6 +15,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.procs import children_of, gone
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,27 +41,6 @@ def spawn(tmp: Path, **env: str) -> pexpect.spawn:
     )
 
 
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 @pytest.mark.slow
 def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
     t0 = time.monotonic()
@@ -75,14 +56,14 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
     term.sendline("4")
     term.expect(r"Bot \(easy\) 🟡 plays")  # the bot's reply arrives on its own
     term.expect(r"> ")  # and the prompt is drawn again after it
-    workers = children(term.pid)
+    workers = children_of(term.pid)
     term.sendcontrol("c")  # Ctrl-C at the prompt: a clean exit
     term.expect(pexpect.EOF)
     term.close()
     assert "Traceback" not in (term.before or "")
     assert term.exitstatus == 0, term.exitstatus
     time.sleep(1)
-    assert not [w for w in workers if alive(w)]
+    assert not [w for w in workers if not gone(w)]
 
 
 @pytest.mark.slow
@@ -107,13 +88,13 @@ def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
     term.expect(r"> ")
     term.sendline("/botmatch game:othello first:easy second:hard delay:1")
     term.expect(r"Move 2")
-    workers = children(term.pid)
+    workers = children_of(term.pid)
     assert len(workers) >= 2
     os.kill(term.pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(alive(w) for w in workers):
+    while time.monotonic() < deadline and not all(gone(w) for w in workers):
         time.sleep(0.1)
-    assert not [w for w in workers if alive(w)], "workers outlived their bot"
+    assert not [w for w in workers if not gone(w)], "workers outlived their bot"
     term.close(force=True)
 
 
