@@ -1,4 +1,5 @@
-"""The repo's promises about style: ruff (lint and format) and mypy (strict on engine/)."""
+"""The repo's promises about style and shape: ruff (lint and format), mypy (strict everywhere) and
+the layers (import-linter's contracts in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,20 @@ def test_mypy_is_clean() -> None:
         "mypy", "engine", "db", "lobby", "cogs", "bot.py", "console.py", "lineedit.py", "faults.py"
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_layers_hold() -> None:
+    """Front ends over the lobby over the engine and the store, and no import cycle."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command; lint_imports_command()",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout

@@ -67,7 +67,7 @@ from engine.agents.base import (
     require_moves,
 )
 from engine.agents.c4lines import centre_order, win_cells
-from engine.agents.minimax import CHANCE, DEFAULT_DEPTH
+from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State

@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import cast
 
 from engine.agents import c4eval
-from engine.agents.base import Agent, AgentInfo, Budget, Limits, Param, choice, integer
+from engine.agents.base import Agent, AgentInfo, Budget, Limits, choice
 from engine.agents.otheval import EVALS as OTHELLO_EVALS
-
-DEFAULT_DEPTH = 3
+from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
 
 
 def _othello_evals() -> tuple[str, ...]:
@@ -69,12 +68,6 @@ EVAL_PARAMS = (
         "how it scores a position: mobility, corners, stable discs",
         games=("othello",),
     ),
-)
-
-#: Each chance ply multiplies the work by the number of replies (7 here, up to ~15 in Othello)
-#: with no pruning: 4 is the most that still fits a few seconds (and what Othello allowed).
-CHANCE: tuple[Param, ...] = (
-    integer("chance_plies", 0, 4, "how many replies below the move are averaged as random"),
 )
 
 #: A search deeper than the board has empty cells (Connect Four) or moves (Othello) is moot.
