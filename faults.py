@@ -1,17 +1,8 @@
 """Fault injection for chaos tests, switched on by the `BOARDBOT_FAULT` environment variable.
 
-Off (and free) unless the variable is set. Its value is a comma-separated list of rules:
-
-  after:<point>:<n>          the process dies (`os._exit(137)`, as a kill -9 would) right after
-                             the n-th time <point> completed
-  fail:<point>:<n>[:<kind>]  the n-th occurrence of <point> fails; <kind> says how (the code at
-                             that point decides what that means, e.g. `locked` or `full` for a
-                             store write; default `error`)
-  crash:job:<n> / hang:job:<n>  the n-th engine job crashes its worker, or hangs far past its cap
-
-Points are names the code passes to `fire`/`after`: every store write transaction is `write`
-and `write:<operation>` (for example `write:commit_step`), engine jobs are `job`. Counting is
-per process and per point, from 1. A rule applies once; the same point can have several rules.
+Off (and free) unless the variable is set. Its value is a comma-separated list of rules such as
+`after:write:commit_step:3` (die right after the 3rd commit) or `crash:job:2`; the syntax, the
+fault points and what each rule does: docs/architecture.md, "Fault injection".
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Keeps every board message showing its match's stored state.
 
-The lobby announces every committed change here. An interaction response shows a change when
-it can (a click answered by updating its board); everything else is edited in with the bot token
-through the channel: agent moves, bot-match moves, timeouts, `/resign`, a board whose response
-failed or timed out, and every live board once after a restart. So a committed move is never
-hidden by a failed or slow response:
-
-* While a response for a match is being sent (`responding`), edits for it wait; when it is
-  done, whatever it did not show (a failed response, or an agent's move that landed meanwhile)
-  is edited in. Nothing is dropped.
-* Edits to one board are serialised and coalesced: only the newest state is sent. They are
-  paced per board (about one per second for bot matches), per channel and globally (Discord
-  limits edits per channel and requests per bot; DESIGN.md section 3).
-* A board whose message or channel is gone or forbidden (403/404) is never edited again; a bot
-  match shown only there is stopped. Discord bans a bot after 10,000 invalid requests in ten
-  minutes, so editing a dead board each move is not harmless.
-* A 5xx or a rate limit is retried with a growing pause.
+The lobby announces every committed change here. A click's response shows it when it can;
+everything else is edited in with the bot token through the channel (waiting for a response in
+flight, coalesced, paced per board, channel and bot; never again on a board gone 403/404), so a
+committed move is never hidden by a failed or slow response. The rules and the Discord limits
+behind them: docs/architecture.md, "Keeping boards current: the editor" and "Discord limits".
 """
 
 from __future__ import annotations

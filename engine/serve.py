@@ -1,7 +1,8 @@
-"""The engine protocol (DESIGN.md section 8): one position per line in, one move per line out.
+"""The engine protocol: one position per line in, one move per line out.
 
 Outside tools measure agents through it the way chess engines are measured over UCI, so it must
 never crash or hang on bad input: every line gets exactly one reply, `error: <reason>` included.
+The format: docs/architecture.md, "The engine protocol".
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """The lobby: match lifecycle, turns, clocks, agent moves and ratings, for any front end.
 
-Both front ends (Discord cogs and the local console) call this; it knows nothing of Discord.
-The lobby owns the whole life of a match; front ends only render what it announces:
-
-* Every step is ONE transaction: a move, the forced passes after it, and the finish with its
-  ratings and the outbox row of its learning (`Store.commit_step`), committed before it is
-  returned or announced, under a per-match lock so that concurrent clicks apply once (the
-  store's expected-ply check backs this up).
-* After every commit (a start, a move, a resume) the lobby itself schedules the agent's turn
-  when an agent is to move, and announces the new snapshot to its listeners. A front end that
-  fails to show a change cannot stop the game; the clock tick also restarts any agent turn
-  that is not running (after a store error, say).
-* Agents think in the engine pool without holding the lock, and their move is only stored if
-  the match is still where it was when they started. A job that fails (a crash, a hang past
-  its cap) is replaced by a cheaper agent's move (the level below, recorded with the move),
-  never by a random one.
-* A restart (`resume`) finishes what a kill interrupted, gives people whose clock ran out while
-  the bot was down a grace, announces every live board once, and restarts agent turns. A
-  match that fails there or in the clock tick is set aside on its own; the others go on.
+Both front ends (Discord cogs and the local console) call this; it knows nothing of Discord. It
+owns the whole life of a match: every step is one transaction under the match's lock, after every
+commit it schedules the agent's turn and announces the snapshot, agents think in the engine pool
+without the lock, and a restart (`resume`) finishes what a kill interrupted. The rules in full:
+docs/architecture.md, "The lobby owns the life of a match".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The engine pool: agents think in worker processes the pool supervises, one job per worker.
 
-Why this shape (DESIGN.md sections 5 and 11):
+Why this shape (docs/architecture.md, "The engine pool"):
 
 - A worker is a `python -m lobby.worker` process started with `subprocess` (fork+exec: never a
   bare fork of the bot, which runs threads), speaking length-prefixed pickles over two pipes of

@@ -1,8 +1,7 @@
 """Ratings with openskill (Plackett-Luce): one rating per player per game, ranked by ordinal.
 
-openskill is MIT-licensed, typed and ~20 us per 1v1 update with draws supported (DESIGN.md
-section 7). People and each agent level get ratings, so people see where they stand against the
-ladder; the lobby decides which games are rated (no self-play, no farming).
+People and agents are rated alike; the lobby decides which games count. Why openskill and which
+games are rated: docs/architecture.md, "Ratings".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Agents are plain objects built from an `AgentSpec` (a name and parameters), so the spec can cross
 into a worker process and the agent is rebuilt there. The deadline lives inside the agent: a
-search checks the clock itself (DESIGN.md section 5), the caller never kills a worker.
+search checks the clock itself (docs/architecture.md, the pool): the caller never kills a worker.
 """
 
 from __future__ import annotations

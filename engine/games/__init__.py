@@ -39,7 +39,7 @@ def new_game(game: str, variant: str | None = None) -> GameState:
 
 
 def parse_position(game: str, text: str, variant: str | None = None) -> GameState:
-    """A position in the engine protocol's notation (DESIGN.md section 8)."""
+    """A position in the engine protocol's notation (docs/architecture.md, docs/games.md)."""
     _check_game(game)
     if game == "connect4":
         from engine.games.connect4 import Connect4State

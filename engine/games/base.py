@@ -1,13 +1,9 @@
 """The small state protocol that both games follow.
 
-Generic agents (random, minimax, MCTS, ...) and the lobby only ever talk to a game through this
-protocol, so they work on Connect Four and Othello alike. States are immutable values: `play`
-returns a new state, which makes them trivially picklable for the process pool and safe to share
-between coroutines.
-
-Players are numbered 0 (moves first: Connect Four's first disc, Othello's black X) and 1.
-Moves are plain ints whose meaning is the game's own (a 0-based column, a 0..63 square or PASS);
-`move_to_str` / `parse_move` convert to the human notation.
+Generic agents and the lobby only talk to a game through it, so they work on Connect Four and
+Othello alike. States are immutable values (`play` returns a new state): picklable for the
+engine pool and safe to share between coroutines. Players are 0 (moves first) and 1; moves are
+plain ints whose meaning is the game's own. More: docs/games.md.
 """
 
 from __future__ import annotations
@@ -106,7 +102,7 @@ class GameState(Protocol):
         ...
 
     def to_notation(self) -> str:
-        """The position as the engine protocol writes it (DESIGN.md section 8)."""
+        """The position as the engine protocol writes it (docs/architecture.md)."""
         ...
 
     def render_text(self) -> str:

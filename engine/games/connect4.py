@@ -1,23 +1,8 @@
 """Connect Four (any size up to 64 bitboard bits, k in a row) as an immutable GameState.
 
-The board lives in two bitboards in Pascal Pons' layout (see `c4kernels`): `current` holds the
-discs of the side to move and `mask` all discs; cell (col, row), row 0 at the bottom, is bit
-``col * (rows + 1) + row``. The state also keeps its move history, which is its notation.
-
-Notation: a position is its move history, one character per move naming a 1-based column:
-'1'..'9' for columns 1-9, then letters 'a', 'b', ... for columns 10, 11, ... (a 32-column board
-goes up to 'w'). "4453" is four moves; the empty string is the empty board. Letters are
-case-insensitive and whitespace around the text is stripped. A single move (`parse_move`) may
-also be written as its decimal column number, so "10" works like "a".
-
-Emoji board (`render_emoji`), one emoji per cell so the columns line up:
-
-* header: keycaps 1️⃣..9️⃣ and 🔟, then regional-indicator letters for columns 11+ in the
-  notation's own letters (🇧 = column 11 = 'b', ...), separated by a zero-width space so that
-  neighbouring letters never fuse into a flag. While the game is on, full columns show ⬛.
-* 🔴 player 0 (moves first), 🟡 player 1, ⚫ empty.
-* a highlighted disc is drawn as a square of its colour, 🟥 or 🟨: the last disc played and,
-  once the game is won, every disc of the winning line (which always contains the last disc).
+Two bitboards in Pascal Pons' layout (see `c4kernels`); the state also keeps its move history,
+which is its notation ("4453": 1-based columns, letters past 9). The layout, the notation and
+the emoji board: docs/games.md.
 """
 
 from __future__ import annotations

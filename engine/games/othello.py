@@ -1,31 +1,9 @@
 """Othello (8x8) as an immutable `GameState` over two 64-bit bitboards.
 
-Squares are numbered file + 8 * rank: a1 = 0, h1 = 7, a8 = 56, h8 = 63. Black (X, player 0)
-moves first from the standard start d4 = O, e4 = X, d5 = X, e5 = O. The heavy lifting (move
-generation, flips, perft) lives in the numba kernels of `othkernels`, so agents can use the same
-code from their own compiled search; this class only adds validation, notation and rendering.
-
-Rules as implemented:
-
-* A side without a legal move must pass, and may only pass then: `legal_moves()` is `[PASS]`.
-  When neither side can move the game is over and `legal_moves()` is `[]`. Game over is derived
-  from the discs, so no pass counter is stored and `key()` is just (black, white, side).
-* Final score: empty squares go to the winner (the standard tournament rule); on a draw each side
-  keeps its own discs plus half the empties. A draw has equal disc counts, so the number of
-  empties is even and the split is exact: scores always sum to 64.
-
-Position notation (the engine protocol): 64 cells a1..h8, rank 1 first, `X`/`O`/`-`, then the
-side to move `X` or `O`, e.g. the start is
-`---------------------------OX------XO--------------------------- X`. Parsing also accepts
-lowercase and `.` for empty, and ignores whitespace anywhere. The path to a position is unknown,
-so a parsed state gets ply = discs - 4 (passes are not counted).
-
-Emoji board (`render_emoji`), one emoji per cell so rows line up on Discord:
-⚫ black, ⚪ white, 🟩 empty, 🟢 a legal move of the side to move, 🖤 / 🤍 the disc just placed
-by black / white (the last move keeps its colour but changes shape). The file letters are
-regional indicators 🇦..🇭 separated by zero-width spaces: two adjacent indicators would
-otherwise merge into a flag (🇦🇩 is Andorra, 🇧🇪 Belgium). Ranks are keycaps 1️⃣..8️⃣,
-rank 8 on top like a printed diagram.
+Squares are file + 8 * rank (a1 = 0, h8 = 63). The move generation lives in the numba kernels
+of `othkernels`, shared with the agents' compiled search; this class adds validation, notation
+and rendering. The rules as implemented (passes, the final score), the notation and the emoji
+board: docs/games.md.
 """
 
 from __future__ import annotations
