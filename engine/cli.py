@@ -18,8 +18,16 @@ from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.learning import MemorySession, with_memory
 from engine.play import Progress, play_game
+from engine.plotting import INSTALL as PLOTS_INSTALL
+from engine.plotting import missing_matplotlib
 from engine.train_cli import add_parser as add_train_parser
 from engine.train_cli import close_backend, open_backend
+
+DESCRIPTION = (
+    "The engine without the bot: list the agents, answer positions over the engine protocol, "
+    "count positions, play matches and tournaments between agents, train learning agents and "
+    "solve the Connect Four opening book."
+)
 
 #: The command line runs on the operator's own machine: no ceiling on what it may ask for.
 OFFLINE = Limits.none()
@@ -27,15 +35,24 @@ OFFLINE = Limits.none()
 
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--game", choices=GAMES, required=required, help="which game")
-    p.add_argument("--variant", default=None, help="Connect Four size, e.g. 7x6k4 (cols x rows)")
+    p.add_argument(
+        "--variant",
+        default=None,
+        help="Connect Four board: COLSxROWS, or COLSxROWSkK for K in a row (default 7x6k4)",
+    )
 
 
 def _add_memory(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--db", default=None, help="SQLite file whose memories learning agents play (and learn)"
+        "--db",
+        default=None,
+        help="SQLite file of what learning agents have learned: they play with it (match also "
+        "learns into it)",
     )
     p.add_argument(
-        "--memory", default=None, help="memory name for learning agents (default: 'default')"
+        "--memory",
+        default=None,
+        help="which named memory learning agents use (default: 'default')",
     )
 
 
@@ -195,6 +212,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
         problem = "--workers must be at least 1"
     elif args.opening_plies is not None and args.opening_plies < 0:
         problem = "--opening-plies must be 0 or more"
+    elif args.plot:  # say it now, not after the whole tournament
+        problem = missing_matplotlib("--plot")
     try:
         if problem is None:
             for name in names:
@@ -270,59 +289,92 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m engine", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("agents", help="list every agent and level")
-    p.add_argument("--game", choices=GAMES)
+    p = sub.add_parser("agents", help="list every agent and difficulty level, with what it does")
+    p.add_argument("--game", choices=GAMES, help="only this game")
     p.set_defaults(func=cmd_agents)
 
-    p = sub.add_parser("serve", help="answer positions on stdin with moves on stdout")
+    p = sub.add_parser(
+        "serve", help="answer positions read on stdin with moves on stdout (the engine protocol)"
+    )
     _add_game(p)
     p.add_argument("--agent", required=True, help="agent or level, e.g. random or minimax:depth=4")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="agent parameter")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an agent parameter, e.g. depth=6 (repeat for more)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
+    )
     _add_memory(p)
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("perft", help="count leaf positions to each depth")
+    p = sub.add_parser("perft", help="count the positions at each depth (checks move generation)")
     _add_game(p)
-    p.add_argument("--depth", type=int, required=True)
+    p.add_argument("--depth", type=int, required=True, help="count up to this many moves")
     p.add_argument("--timing", action="store_true", help="print each depth's time on stderr")
     p.set_defaults(func=cmd_perft)
 
-    p = sub.add_parser("match", help="play agents against each other")
+    p = sub.add_parser(
+        "match", help="play two agents against each other: one game shown, or many and a table"
+    )
     _add_game(p)
     p.add_argument("--agents", required=True, help="two agents, e.g. random,onestep")
-    p.add_argument("--games", type=int, default=1)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--games",
+        type=int,
+        default=1,
+        help="games to play, colours alternating (one is shown move by move)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object of results")
     p.add_argument("--delay", type=float, default=0.0, help="seconds between shown moves")
     p.add_argument(
         "--chance-rule",
         action="store_true",
-        help="seed 002: when expectiminimax takes its chance line, its opponent replies at random",
+        help="when an expectiminimax agent bets on random replies, its opponent must then "
+        "reply at random",
     )
     _add_memory(p)
     p.set_defaults(func=cmd_match)
 
-    p = sub.add_parser("arena", help="a round-robin tournament on every core")
+    p = sub.add_parser(
+        "arena", help="a round-robin tournament on every core: table, ratings, move times"
+    )
     _add_game(p)
-    p.add_argument("--agents", required=True, help="e.g. random,onestep,minimax:depth=4")
+    p.add_argument(
+        "--agents", required=True, help="two or more agents, e.g. random,onestep,minimax:depth=4"
+    )
     p.add_argument("--games", type=int, default=2, help="games per pairing")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
+    )
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     p.add_argument("--opening-plies", type=int, default=None, help="random plies before a game")
     p.add_argument("--json", action="store_true", help="print one JSON object of results")
     p.add_argument("--save-json", metavar="FILE", help="also write the JSON results to FILE")
-    p.add_argument("--plot", metavar="FILE.png", default=None, help="draw the tables to a PNG")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        default=None,
+        help=f"draw the tables to a PNG (needs matplotlib: {PLOTS_INSTALL})",
+    )
     p.set_defaults(func=cmd_arena)
 
     p = sub.add_parser(
-        "book", help="solve the Connect Four opening book of the perfect agent (hours of CPU)"
+        "book",
+        help="solve the Connect Four opening book the expert level plays from (hours of CPU)",
     )
     p.add_argument("--ply", type=int, default=4, help="solve every position of this many discs")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
+    )
     p.add_argument("--out", default=str(c4book.BOOK_PATH), help="the book file to write")
     p.add_argument("--minutes", type=float, default=None, help="stop after this long (resumable)")
     p.set_defaults(func=cmd_book)

@@ -31,6 +31,7 @@ from engine.learning import (
     with_memory,
 )
 from engine.play import Progress
+from engine.plotting import missing_matplotlib
 
 DEFAULT_DB = "data/boardbot.db"
 
@@ -128,6 +129,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         folder = Path(args.plot).resolve().parent
         if not folder.is_dir():
             problem = f"--plot: the folder {folder} does not exist"
+        else:
+            problem = missing_matplotlib("--plot")
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
