@@ -35,16 +35,31 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from db import errors as dberr
-from db.models import Challenge, Finish, Match, NewMove, Player, Rating, Result
+from db.models import (
+    Challenge,
+    Finish,
+    HistoryEntry,
+    LeaderboardEntry,
+    Match,
+    MoveRow,
+    NewMove,
+    Player,
+    PlayerStats,
+    Rating,
+    Result,
+)
 from db.store import Store
 from engine.agents import opponents, registry
 from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games import new_game
 from engine.games.base import GameState, IllegalMoveError, Move, NotationError
+from engine.games.catalog import Offer, offer
+from lobby.boundary import boundary
 from lobby.errors import (
     BadMove,
     BadRequest,
-    LobbyError,
+    ChallengeOver,
+    LimitReached,
     MatchNotFound,
     MatchOver,
     NotInMatch,
@@ -203,6 +218,7 @@ class Lobby:
 
     # ------------------------------------------------------------------ identities
 
+    @boundary
     async def player_for(self, person: Person) -> Player:
         if person.kind == "user":
             player = await self.store.get_or_create_user(int(person.ident), person.name)
@@ -227,6 +243,7 @@ class Lobby:
             self._players.clear()
         self._players[player.id] = player
 
+    @boundary
     async def known_user(self, discord_id: int) -> Person:
         """A Discord user as last seen (their stored name), for ids taken from a custom id."""
         player = await self.store.find_user(discord_id)
@@ -260,6 +277,7 @@ class Lobby:
 
     # ------------------------------------------------------------------ creating matches
 
+    @boundary
     async def start_pve(
         self,
         person: Person,
@@ -271,19 +289,20 @@ class Lobby:
         raw_ok: bool = False,
     ) -> Snapshot:
         """A person against an opponent: a level or a curated agent by name (any agent spec
-        with `raw_ok`)."""
-        game = self._game(game)
+        with `raw_ok`). `game`: one of the offers (a game, or a variant of one)."""
+        chosen = self._offer(game)
         if first not in ("me", "bot", "random"):
             raise BadRequest("first must be me, bot or random")
-        choice = self._agent_choice(game, level, raw_ok)
+        choice = self._agent_choice(chosen.game, level, raw_ok)
         await self._limit_bot_games(person)
         human = Seat(await self.player_for(person))
         bot = await self._agent_seat(choice)
         if first == "random":
             first = self._rng.choice(["me", "bot"])
         seats = (human, bot) if first == "me" else (bot, human)
-        return await self._create(game, "pve", seats, where, rated=True)
+        return await self._create(chosen, "pve", seats, where, rated=True)
 
+    @boundary
     async def start_pvp(
         self,
         first: Person,
@@ -295,14 +314,15 @@ class Lobby:
     ) -> Snapshot:
         """Two people; `first` moves first (the front end decides who, e.g. the challenger).
         `accepts`: the challenge this match answers (accepted in the same transaction)."""
-        game = self._game(game)
+        chosen = self._offer(game)
         if first.kind == second.kind and first.ident == second.ident:
             raise BadRequest("you cannot challenge yourself")
         a, b = await self.player_for(first), await self.player_for(second)
         rated = await self._pair_may_be_rated(a.id, b.id)
         seats = (Seat(a), Seat(b))
-        return await self._create(game, "pvp", seats, where, rated=rated, accepts=accepts)
+        return await self._create(chosen, "pvp", seats, where, rated=rated, accepts=accepts)
 
+    @boundary
     async def start_eve(
         self,
         game: str,
@@ -315,18 +335,18 @@ class Lobby:
         raw_ok: bool = False,
     ) -> Snapshot:
         """Two agents, for spectators. Unrated unless the config says otherwise."""
-        game = self._game(game)
+        chosen = self._offer(game)
         delay = self.config.botmatch_delay if delay is None else delay
         if not (math.isfinite(delay) and 0 <= delay <= 60):
             raise BadRequest("delay must be between 0 and 60 seconds")
-        choices = [self._agent_choice(game, text, raw_ok) for text in (first, second)]
+        choices = [self._agent_choice(chosen.game, text, raw_ok) for text in (first, second)]
         await self._limit_botmatches(starter, where)
         seats = (await self._agent_seat(choices[0]), await self._agent_seat(choices[1]))
         rated = self.config.rate_botmatches and seats[0].player.id != seats[1].player.id
         extra: dict[str, Any] = {"delay": delay}
         if starter is not None:
             extra["starter"] = {"kind": starter.kind, "ident": starter.ident}
-        return await self._create(game, "eve", seats, where, rated=rated, extra=extra)
+        return await self._create(chosen, "eve", seats, where, rated=rated, extra=extra)
 
     # ------------------------------------------------------------------ limits
 
@@ -367,9 +387,15 @@ class Lobby:
             raise BadRequest(f"unknown game {game!r}: choose one of {', '.join(registry.GAMES)}")
         return game
 
+    def _offer(self, text: str) -> Offer:
+        try:
+            return offer(text)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+
     async def _create(
         self,
-        game: str,
+        chosen: Offer,
         kind: Literal["pve", "pvp", "eve"],
         seats: tuple[Seat, Seat],
         where: Where,
@@ -379,8 +405,8 @@ class Lobby:
     ) -> Snapshot:
         """Store a new match (with the message that shows it, if the front end has one
         already) and start the agent's turn if an agent moves first."""
-        game = self._game(game)
-        state = new_game(game)
+        game = chosen.game
+        state = new_game(game, chosen.variant)
         if where.show is not None:  # the request is valid: the front end may show it now
             where = Where(where.guild_id, where.channel_id, await where.show())
         options: dict[str, Any] = {"seats": [_seat_options(s) for s in seats], **(extra or {})}
@@ -410,6 +436,7 @@ class Lobby:
         played = await self.store.count_rated_between(a, b, since)
         return played < self.config.pair_daily_rated_cap
 
+    @boundary
     async def attach_message(
         self, match_id: int, guild_id: int | None, channel_id: int | None, message_id: int
     ) -> None:
@@ -418,6 +445,7 @@ class Lobby:
 
     # ------------------------------------------------------------------ reading
 
+    @boundary
     async def snapshot(self, match_id: int) -> Snapshot:
         match = await self.store.get_match(match_id)
         if match is None:
@@ -485,6 +513,7 @@ class Lobby:
             return self.learning.learns([spec], game)
         return opponents.may_learn(game, spec)
 
+    @boundary
     async def live_matches_of(self, person: Person, channel_id: int | None = None) -> list[Match]:
         player = await self._known(person)  # asking creates no player
         if player is None:
@@ -512,6 +541,7 @@ class Lobby:
             if entry.users == 0 and self._locks.get(match_id) is entry:
                 del self._locks[match_id]
 
+    @boundary
     async def play(
         self,
         match_id: int,
@@ -656,6 +686,7 @@ class Lobby:
         self._after_commit(stored, _Cached(snap.state, snap.last_move), bool(outbox))
         return replace(snap, match=stored)
 
+    @boundary
     async def resign(self, match_id: int, person: Person, via: Where | None = None) -> Snapshot:
         _check_origin((await self.snapshot(match_id)).match, via)
         player = await self._known(person)
@@ -675,6 +706,7 @@ class Lobby:
         await self._emit(snap)
         return snap
 
+    @boundary
     async def stop(
         self, match_id: int, termination: str = "stopped", via: Where | None = None
     ) -> Snapshot:
@@ -710,6 +742,7 @@ class Lobby:
         if self._turns.get(match_id) is task:
             del self._turns[match_id]
 
+    @boundary
     async def advance(self, match_id: int) -> Snapshot:
         """Wait until the agents to move have moved (starting their turn if needed); the
         snapshot after their moves."""
@@ -721,6 +754,7 @@ class Lobby:
                 await asyncio.shield(task)
         return await self.snapshot(match_id)
 
+    @boundary
     async def run_botmatch(self, match_id: int) -> Snapshot:
         """Wait for a spectated agent match to end (it runs on its own once started)."""
         return await self.advance(match_id)
@@ -873,12 +907,14 @@ class Lobby:
 
     # ------------------------------------------------------------------ challenges
 
+    @boundary
     async def challenge(
         self, challenger: Person, opponent: Person, game: str, where: Where = Where()
     ) -> Challenge:
         """A challenge from one person to another, expiring after `challenge_seconds`;
-        refused past the limits (pending challenges per person, a pause per pair)."""
-        game = self._game(game)
+        refused past the limits (pending challenges per person, a pause per pair). The
+        challenge keeps the offer's key (a game, or a variant of one)."""
+        game = self._offer(game).key
         if challenger.kind == opponent.kind and challenger.ident == opponent.ident:
             raise BadRequest("you cannot challenge yourself")
         now = self.clock()
@@ -912,13 +948,16 @@ class Lobby:
             channel_id=where.channel_id,
         )
 
+    @boundary
     async def get_challenge(self, challenge_id: int) -> Challenge | None:
         return await self.store.get_challenge(challenge_id)
 
+    @boundary
     async def challenge_shown(self, challenge_id: int, message_id: int) -> None:
         """The message that shows a challenge (its buttons; greyed when it expires)."""
         await self.store.set_challenge_message(challenge_id, message_id)
 
+    @boundary
     async def answer_challenge(
         self, challenge_id: int, person: Person, accept: bool, where: Where = Where()
     ) -> tuple[Challenge, Snapshot | None]:
@@ -958,6 +997,7 @@ class Lobby:
         assert answered is not None
         return answered, snap
 
+    @boundary
     async def expire_challenges(self) -> list[Challenge]:
         """Expire every challenge whose time is up and announce each (greyed out)."""
         expired = await self.store.expire_challenges(self.clock())
@@ -971,6 +1011,7 @@ class Lobby:
 
     # ------------------------------------------------------------------ clocks and restarts
 
+    @boundary
     async def expire_turns(self) -> list[Snapshot]:
         """End every match whose player to move ran out of time (each on its own: one that
         fails is logged, and set aside if it keeps failing)."""
@@ -1005,6 +1046,7 @@ class Lobby:
             except (dberr.StaleMoveError, dberr.MatchNotLiveError):
                 return None  # a move or resignation landed at the last moment
 
+    @boundary
     async def tick(self) -> None:
         """One pass of the clock: expire turns and challenges, and start any agent turn that
         is not running (its task failed, say, on a store error). Each part on its own: a busy
@@ -1024,6 +1066,7 @@ class Lobby:
             except Exception as exc:
                 await self._failed(match_id, "turn", exc)
 
+    @boundary
     async def resume(self, only: Collection[int] | None = None) -> list[Snapshot]:
         """After a restart: mend what a kill interrupted, extend clocks by the grace, announce
         every live board once and restart agent turns; the live matches.
@@ -1054,6 +1097,7 @@ class Lobby:
                 await self._failed(match_id, "resume", exc, at_once=True)
         return out
 
+    @boundary
     async def final_shown(self, match_id: int) -> None:
         """A front end showed the end of this match (a restart need not show it again).
         Only a saving: if a busy or full database refuses the note, a restart shows the end
@@ -1160,34 +1204,39 @@ class Lobby:
 
     # ------------------------------------------------------------------ boards of honour
 
+    @boundary
     async def leaderboard(
         self, game: str, guild_id: int | None = None, limit: int = 10
-    ) -> list[Any]:
+    ) -> list[LeaderboardEntry]:
         return await self.store.leaderboard(self._game(game), limit=limit, guild_id=guild_id)
 
+    @boundary
     async def agents_overview(self, game: str) -> list[AgentOverview]:
         """Every agent of a game: description, levels, ratings and learned memory."""
         return await agents_overview(self.store, self.learning, self._game(game))
 
-    async def stats(self, person: Person) -> tuple[Player, list[Any]]:
+    @boundary
+    async def stats(self, person: Person) -> tuple[Player, list[PlayerStats]]:
         player = await self.player_for(person)
         return player, await self.store.player_stats(player.id)
 
-    async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[Any]]:
+    @boundary
+    async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:
         player = await self.player_for(person)
         return player, await self.store.history(player.id, limit=limit)
+
+    @boundary
+    async def moves(self, match_id: int) -> list[MoveRow]:
+        """The stored moves of a match, in order."""
+        return await self.store.moves(match_id)
+
+    @boundary
+    async def live_match_ids(self) -> list[int]:
+        return await self.store.live_match_ids()
 
 
 #: The lobby's cache of players is emptied past this size (players come and go).
 MAX_CACHED_PLAYERS = 10_000
-
-
-class LimitReached(BadRequest):
-    """A member is at one of the limits on what they may have running."""
-
-
-class ChallengeOver(LobbyError):
-    """A challenge that was already answered, or has expired."""
 
 
 @dataclass(slots=True)

@@ -1,13 +1,21 @@
-"""Words for a match, shared by both front ends (the Discord embed and the console)."""
+"""Words for a match and for the listings (leaderboard, stats, history), shared by both front
+ends: the Discord embeds and the console print the same lines. `**bold**` is Discord's
+markdown; the console shows it bold in a terminal and plain elsewhere."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from engine.agents import registry
+from engine.games import catalog
+from engine.games.catalog import game_info
+from engine.games.catalog import title as game_title
 from lobby.core import Snapshot
+from lobby.models import HistoryEntry, LeaderboardEntry, PlayerStats
 from lobby.words import RATING_LEGEND, plural
 
-__all__ = ["GAME_TITLES", "RATING_LEGEND", "TERMINATION_TEXT", "plural"]
+__all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "game_title", "plural"]
 
-GAME_TITLES = {"connect4": "Connect Four", "othello": "Othello"}
 TERMINATION_TEXT = {
     "connect": "four in a row",
     "board_full": "the board is full",
@@ -17,19 +25,32 @@ TERMINATION_TEXT = {
     "abandon": "abandoned before a move",
     "stopped": "stopped",
 }
+OUTCOME_TEXT = {"win": "won", "loss": "lost", "draw": "drew"}
 
 
 def piece(game: str, seat: int) -> str:
     """The emoji of a seat's discs, as the board shows them."""
-    if game == "connect4":
-        return "🔴" if seat == 0 else "🟡"
-    return "⚫" if seat == 0 else "⚪"
+    return game_info(game).pieces[seat]
+
+
+def match_title(game: str, variant: str | None) -> str:
+    """The title of the offer a match was started from (a variant's own title), else the
+    game's."""
+    for o in catalog.OFFERS:
+        if o.game == game and (o.variant or game_info(game).default_variant) == variant:
+            return o.title
+    return game_title(game)
 
 
 def title(snap: Snapshot) -> str:
     a, b = snap.seats
     game = snap.match.game
-    return f"{GAME_TITLES[game]}: {a.name} {piece(game, 0)} vs {piece(game, 1)} {b.name}"
+    name = match_title(game, snap.match.variant)
+    return f"{name}: {a.name} {piece(game, 0)} vs {piece(game, 1)} {b.name}"
+
+
+def how_it_ended(termination: str | None) -> str:
+    return TERMINATION_TEXT.get(termination or "", termination or "")
 
 
 def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = None) -> str:
@@ -47,7 +68,7 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
             elif now is not None:
                 line += f", {max(0, int(m.turn_deadline - now))} s left"
         return line
-    how = TERMINATION_TEXT.get(m.termination or "", m.termination or "")
+    how = how_it_ended(m.termination)
     if m.status == "abandoned" or m.result is None:
         return f"Match ended ({how}), no result."
     if m.result == "draw":
@@ -57,13 +78,83 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
 
 
 def score_line(snap: Snapshot) -> str | None:
-    """Othello's disc counts; None for Connect Four."""
-    if snap.match.game != "othello":
-        return None
-    black, white = snap.state.disc_counts()  # type: ignore[attr-defined]
-    return f"⚫ {black} - {white} ⚪"
+    """The score under the board (Othello's disc counts); None where a game has none."""
+    return game_info(snap.match.game).score(snap.state)
 
 
 def footer(snap: Snapshot) -> str:
     rated = "rated" if snap.match.rated else "unrated"
     return f"Match #{snap.id} · {snap.match.variant} · {rated} · ply {snap.match.ply}"
+
+
+# ---------------------------------------------------------------------- listings
+
+
+def leaderboard_title(game: str, where: str | None = None) -> str:
+    """`where`: "this server", "everyone", or None where there is only one place."""
+    return f"{game_title(game)} leaderboard" + (f" ({where})" if where else "")
+
+
+def leaderboard_lines(entries: Sequence[LeaderboardEntry]) -> list[str]:
+    return [
+        f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
+        f"({plural(e.rating.games, 'game')}: {e.rating.wins}W {e.rating.draws}D "
+        f"{e.rating.losses}L)"
+        for e in entries
+    ]
+
+
+def leaderboard_empty(game: str) -> str:
+    return f"No rated {game_title(game)} games yet."
+
+
+#: Under every leaderboard.
+LEADERBOARD_LEGEND = f"{RATING_LEGEND}; W D L: wins, draws and losses in rated games"
+
+
+def stats_title(name: str) -> str:
+    return f"Stats of {name}"
+
+
+def stats_lines(rows: Sequence[PlayerStats]) -> list[str]:
+    lines = []
+    for s in rows:
+        rating = f"rating {s.rating.ordinal:.1f}" if s.rating is not None else "unrated"
+        lines.append(
+            f"**{game_title(s.game)}**: {s.played} played, {s.wins}W {s.draws}D {s.losses}L, "
+            f"{rating}"
+        )
+    return lines
+
+
+def stats_empty(name: str) -> str:
+    return f"{name} has no finished matches yet."
+
+
+def history_title(name: str) -> str:
+    return f"Recent matches of {name}"
+
+
+def history_lines(rows: Sequence[HistoryEntry]) -> list[str]:
+    lines = []
+    for h in rows:
+        m = h.match
+        result = OUTCOME_TEXT.get(h.outcome or "", "no result")
+        rated = "rated" if m.rated else "unrated"
+        lines.append(
+            f"#{m.id} {match_title(m.game, m.variant)} vs {h.opponent.display_name}: {result} "
+            f"({how_it_ended(m.termination)}), {plural(m.ply, 'move')}, {rated}"
+        )
+    return lines
+
+
+def history_empty(name: str) -> str:
+    return f"{name} has no ended matches yet."
+
+
+def agents_intro(game: str) -> str:
+    """The line above a game's list of agents."""
+    return (
+        "Levels: " + ", ".join(registry.LEVELS[game]) + ". Ratings are mu - 3 sigma "
+        "(openskill). Play one with /play or /botmatch; learning agents train with /train."
+    )

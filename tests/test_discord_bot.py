@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -443,9 +444,17 @@ async def test_stats_and_history_commands(env: Any) -> None:
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     [cb] = callbacks(await h.slash("history", {}, user=ALICE))
-    assert "vs Bot (easy): lost (resignation)" in cb.embeds[0]["description"]
+    # The same words as the console's (lobby.present): result, how, moves, rated.
+    line = r"^#\d+ Connect Four vs Bot \(easy\): lost \(resignation\), \d+ moves?, rated$"
+    assert re.search(line, cb.embeds[0]["description"], re.M)
     [cb] = callbacks(await h.slash("stats", {"user": ALICE}, user=BOB))
-    assert "Connect Four**: 1 played, 0-0-1" in cb.embeds[0]["description"]
+    assert "**Connect Four**: 1 played, 0W 0D 1L, rating " in cb.embeds[0]["description"]
+    [cb] = callbacks(
+        await h.slash("leaderboard", {"game": "connect4", "scope": "global"}, user=BOB)
+    )
+    assert re.search(
+        r"^\*\*1\.\*\* .+ · -?[0-9.]+ \(1 game: 1W 0D 0L\)$", cb.embeds[0]["description"], re.M
+    )
 
 
 async def test_botmatch_autocomplete_and_bad_agent(env: Any) -> None:
