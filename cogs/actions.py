@@ -22,10 +22,10 @@ import discord
 from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.render import board_embed, board_view
-from db.models import Challenge
 from engine.games.catalog import offer, offer_of
 from lobby.core import Person, Snapshot, Where
 from lobby.errors import BadRequest, ChallengeOver, MatchOver, NotInMatch, StaleAction
+from lobby.models import Challenge
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
