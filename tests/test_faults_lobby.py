@@ -18,8 +18,8 @@ from engine.agents.base import AgentSpec
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.errors import LobbyError, MatchNotFound, StoreFailed
 from lobby.pool import EnginePool, JobTimeout, WorkerCrashed
-from tests.conftest import Clock
-from tests.test_learning_lobby import KIND, register_counting
+from tests.clock import Clock
+from tests.counting import KIND, register_counting
 from tests.test_lobby import _game_with_a_pass
 
 ALICE = Person("local", "alice", "Alice")
