@@ -19,7 +19,7 @@ from engine.agents import registry
 from engine.agents.base import AgentInfo, AgentSpec, Budget, Decision, LearningAgent
 from engine.games.base import GameState, Move
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import TrainRequest, train_batch_in_worker
+from lobby.learning import BatchRequest, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.conftest import Clock
 
@@ -348,7 +348,7 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
 def test_training_batch_learns_after_every_game() -> None:
     register_counting()
     memory: dict[bytes, bytes] = {}
-    req = TrainRequest(
+    req = BatchRequest(
         "connect4", AgentSpec(KIND), Budget(), (AgentSpec("random"), Budget()), 3, 7, 0
     )
     result = train_batch_in_worker(req, memory)
