@@ -19,7 +19,8 @@ from engine.agents import registry
 from engine.agents.base import AgentInfo, AgentSpec, Budget, Decision, LearningAgent
 from engine.games.base import GameState, Move
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import BatchRequest, train_batch_in_worker
+from lobby.errors import LobbyError
+from lobby.learning import BatchRequest, TrainingRefused, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.conftest import Clock
 
@@ -328,6 +329,9 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
         lobby.train("connect4", "random", 10)
     with pytest.raises(BadRequest, match="between"):
         lobby.train("connect4", f"{KIND}:memory=x", 0)
+    with pytest.raises(TrainingRefused, match="between 1 and") as refused:
+        lobby.learning.start_training(lobby.pool, "connect4", AgentSpec(KIND), Budget(), 0)
+    assert isinstance(refused.value, LobbyError)  # front ends show it as any lobby error
     progress = await job.wait()
     assert progress.finished and progress.error is None and progress.done == 40
     assert len(spy.puts) == progress.batches >= 2
