@@ -194,7 +194,7 @@ def test_agent_pages_split_long_lists_within_discord_limits() -> None:
             [("default", rating)],
             True,
             [MemoryInfo(kind="k", name=f"m{j}", rows=j, games_trained=j) for j in range(3)],
-            {"m0": grid, "m1": grid},
+            {"m0": [grid, "legend"], "m1": [grid, "legend"]},
         )
         for i in range(70)
     ]

@@ -16,7 +16,8 @@ import pytest
 from db.store import Store
 from engine.agents.base import AgentSpec, Budget, Decision
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import TrainRequest, train_batch_in_worker
+from lobby.errors import LobbyError
+from lobby.learning import BatchRequest, TrainingRefused, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.clock import Clock
 from tests.counting import KIND, CountingLearner, pos_key, register_counting
@@ -249,6 +250,9 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
         lobby.train("connect4", "random", 10)
     with pytest.raises(BadRequest, match="between"):
         lobby.train("connect4", f"{KIND}:memory=x", 0)
+    with pytest.raises(TrainingRefused, match="between 1 and") as refused:
+        lobby.learning.start_training(lobby.pool, "connect4", AgentSpec(KIND), Budget(), 0)
+    assert isinstance(refused.value, LobbyError)  # front ends show it as any lobby error
     progress = await job.wait()
     assert progress.finished and progress.error is None and progress.done == 40
     assert len(spy.puts) == progress.batches >= 2
@@ -269,7 +273,7 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
 def test_training_batch_learns_after_every_game() -> None:
     register_counting()
     memory: dict[bytes, bytes] = {}
-    req = TrainRequest(
+    req = BatchRequest(
         "connect4", AgentSpec(KIND), Budget(), (AgentSpec("random"), Budget()), 3, 7, 0
     )
     result = train_batch_in_worker(req, memory)
