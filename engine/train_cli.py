@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.agents import registry
 from engine.agents.base import LearningAgent, Limits
+from engine.games.catalog import INFO
 from engine.learning import (
     SELF,
     InMemoryBackend,
@@ -236,7 +237,9 @@ def add_parser(sub: Any) -> None:
         "--opening-plies",
         type=int,
         default=None,
-        help="random plies before each training game (default: connect4 2, othello 4)",
+        help="random plies before each training game (default: "
+        + ", ".join(f"{i.name} {i.opening_plies}" for i in INFO.values())
+        + ")",
     )
     p.add_argument(
         "--exploration-final",

@@ -10,7 +10,7 @@
 """
 
 from engine.learning.curves import plot_curves, read_csv
-from engine.learning.evals import EVAL_OPENING_PLIES, EvalSpec
+from engine.learning.evals import EvalSpec
 from engine.learning.memory import InMemoryBackend, MemoryBackend, MemorySession
 from engine.learning.rule import apply_learning, learning_seats, replay, seat_result
 from engine.learning.runner import SELF, TrainConfig, TrainReport, train
@@ -18,7 +18,6 @@ from engine.learning.selfplay import line_up, play_and_learn
 from engine.learning.specs import learning_agent, trainable_text, uses_memory, with_memory
 
 __all__ = [
-    "EVAL_OPENING_PLIES",
     "SELF",
     "EvalSpec",
     "InMemoryBackend",

@@ -12,12 +12,9 @@ from typing import Any
 
 from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, LearningAgent, Limits
+from engine.games.catalog import game_info
 from engine.learning.rule import seat_result
 from engine.learning.workers import PlayedGame, TrainGame
-
-#: Random plies before each evaluation game (as `python -m engine arena`), and the default
-#: before each training game.
-EVAL_OPENING_PLIES = {"connect4": 2, "othello": 4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +57,7 @@ def eval_games(
     params = dict(learner.params)
     params.update(dict(ev.learner_params))
     lspec = AgentSpec(learner.name, params)
-    plies = EVAL_OPENING_PLIES.get(game, 2)
+    plies = game_info(game).opening_plies  # as `python -m engine arena`
     return [
         TrainGame(
             index=base_index + i,

@@ -17,8 +17,9 @@ from typing import Any
 from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent, Limits
 from engine.games import new_game
+from engine.games.catalog import game_info
 from engine.learning.curves import append_csv
-from engine.learning.evals import EVAL_OPENING_PLIES, EvalSpec, default_evals, eval_games, score
+from engine.learning.evals import EvalSpec, default_evals, eval_games, score
 from engine.learning.memory import MemoryBackend
 from engine.learning.rule import apply_learning, learning_seats, replay, seat_result
 from engine.learning.specs import with_memory
@@ -44,7 +45,7 @@ class TrainConfig:
     evals: tuple[EvalSpec, ...] | None = None
     seed: int = 0
     variant: str | None = None
-    #: Random plies before each training game; None: `EVAL_OPENING_PLIES` of the game.
+    #: Random plies before each training game; None: the game's `opening_plies` (catalog).
     opening_plies: int | None = None
     exploration_final: float | None = None
     round_games: int = 50
@@ -119,7 +120,7 @@ def train(
     opponent_texts = config.opponents or default_opponents(learner)
     opponents = [_opponent(o, spec, config.game) for o in opponent_texts]
     opening_plies = (
-        EVAL_OPENING_PLIES.get(config.game, 0)
+        game_info(config.game).opening_plies
         if config.opening_plies is None
         else config.opening_plies
     )
