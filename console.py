@@ -31,7 +31,7 @@ from lineedit import LineEditor
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
-from lobby.learning import TrainingJob, overview_lines
+from lobby.learning import TrainingJob
 from lobby.models import Match
 
 log = logging.getLogger(__name__)
@@ -582,7 +582,7 @@ class Console:
                 lines.append(f"  {name:<8} {level.spec.label()} {level.description}")
             lines.append(f"{title} agents (usable as opponent: or first:):")
             for overview in await self.lobby.agents_overview(game):
-                heading, details = overview_lines(overview)
+                heading, details = present.agent_lines(overview)
                 lines.append(f"  **{heading}**")
                 for detail in details:
                     lines += [f"      {part}" for part in detail.splitlines()]

@@ -24,12 +24,8 @@ from cogs.games import GAME_CHOICES, opponent_choices
 from engine.agents import opponents, registry
 from lobby import present
 from lobby.errors import BadRequest
-from lobby.learning import (
-    AgentOverview,
-    TrainingJob,
-    TrainingProgress,
-    overview_lines,
-)
+from lobby.learning import TrainingJob, TrainingProgress
+from lobby.overview import AgentOverview
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -78,7 +74,7 @@ def agent_pages(overviews: list[AgentOverview], games: list[str]) -> list[list[d
     for game in games:
         embed = new_embed(game, more=False)
         for a in (o for o in overviews if o.game == game):
-            heading, lines = overview_lines(a)
+            heading, lines = present.agent_lines(a)
             name = heading[:256]
             value = _fit(lines, FIELD_VALUE)
             if (

@@ -27,9 +27,10 @@ import asyncio
 from engine.agents import opponents
 from lobby.boundary import boundary
 from lobby.clocks import Clocks
-from lobby.errors import BadRequest
-from lobby.learning import AgentOverview, TrainingJob, TrainingRefused, agents_overview
+from lobby.errors import BadRequest, TrainingRefused
+from lobby.learning import TrainingJob
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
+from lobby.overview import AgentOverview, agents_overview
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
 
 __all__ = ["TRANSIENT", "Lobby", "LobbyConfig", "Person", "Seat", "Snapshot", "Where"]

@@ -46,6 +46,10 @@ class ChallengeOver(LobbyError):
     """A challenge that was already answered, or has expired."""
 
 
+class TrainingRefused(LobbyError):
+    """A training request that cannot run (not a learning agent, a job already running...)."""
+
+
 class StoreFailed(LobbyError):
     """The store refused or could not read what a request needed (a corrupt row, a store that
     is closing). The lobby logs the store's own error; people see this plain line."""

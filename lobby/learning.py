@@ -61,12 +61,11 @@ from engine.learning import (
     trainable_text,
     uses_memory,
 )
-from lobby.errors import LobbyError
+from lobby.errors import TrainingRefused
 from lobby.pool import JobTimeout, PoolClosed, WorkerCrashed
-from lobby.words import plural
 
 if TYPE_CHECKING:
-    from db.models import Match, MemoryInfo, OutboxItem, Rating
+    from db.models import Match, OutboxItem
     from db.store import Store
     from lobby.pool import EnginePool
 
@@ -87,10 +86,6 @@ MAX_BATCH_GAMES = 2_000
 MAX_TRAIN_GAMES = 1_000_000
 MAX_AGENTS = 64  # local agent instances kept
 ROLLING_GAMES = 200  # the rolling win rate's window
-
-
-class TrainingRefused(LobbyError):
-    """A training request that cannot run (not a learning agent, a job already running...)."""
 
 
 # ---------------------------------------------------------------------- the memory cache
@@ -647,101 +642,3 @@ def train_batch_in_worker(request: BatchRequest, memory: dict[bytes, bytes]) -> 
     finally:
         agent.use_memory({})  # the worker's cached agent must not keep the snapshot alive
     return BatchResult(changed, scores, r.games)
-
-
-# ---------------------------------------------------------------------- /agents
-
-
-@dataclass(slots=True)
-class AgentOverview:
-    """One agent as `/agents` shows it."""
-
-    game: str
-    name: str
-    description: str
-    levels: list[str]
-    ratings: list[tuple[str, Rating]]  # (what was rated: "default", "level easy", ...)
-    learning: bool
-    memories: list[MemoryInfo]
-    shown: dict[str, list[str]]  # memory name -> what the agent shows of it (a heat map...)
-    trainable: str | None = None  # how /train names it
-
-
-async def agents_overview(store: Store, hub: LearningHub | None, game: str) -> list[AgentOverview]:
-    """Every agent of `game`: description, levels, ratings and learned state."""
-    board = await store.leaderboard(game, limit=100_000)
-    by_key = {e.player.agent_key: e.rating for e in board if e.player.agent_key}
-    out: list[AgentOverview] = []
-    for info in registry.agents_for(game):
-        spec, _ = registry.resolve(info.name, game)
-        levels = [n for n, lv in registry.LEVELS[game].items() if lv.spec.name == info.name]
-        ratings: list[tuple[str, Rating]] = []
-        for level in levels:
-            rating = by_key.get(f"{game}:{level}")
-            if rating is not None:
-                ratings.append((f"level {level}", rating))
-        rating = by_key.get(f"{game}:{spec.label()}")
-        if rating is not None:
-            ratings.append((spec.label(), rating))
-        agent = hub.agent(spec, game) if hub is not None else learning_agent(spec, game)
-        memories: list[MemoryInfo] = []
-        shown: dict[str, list[str]] = {}
-        if agent is not None:
-            memories = await store.memory_list(agent.memory_kind)
-            for m in memories:
-                lines = await _shown(store, agent, m)
-                if lines:
-                    shown[m.name] = lines
-        out.append(
-            AgentOverview(
-                game,
-                info.name,
-                info.description,
-                levels,
-                ratings,
-                agent is not None,
-                memories,
-                shown,
-                trainable_text(info.name, game) if agent is not None else None,
-            )
-        )
-    return out
-
-
-async def _shown(store: Store, agent: LearningAgent, memory: MemoryInfo) -> list[str]:
-    """What the agent shows of one stored memory (`show_memory`; nothing if that fails)."""
-    try:
-        rows: dict[bytes, bytes] = {}
-        for key in agent.shown_keys():
-            value = await store.memory_get_one(memory.kind, memory.name, key)
-            if value is not None:
-                rows[key] = value
-        return agent.show_memory(rows) if rows else []
-    except Exception:
-        log.exception("cannot show the memory %s/%s", memory.kind, memory.name)
-        return []
-
-
-def overview_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[str]]:
-    """(heading, lines) for one agent, shared by the Discord embed and the console."""
-    b = "**" if bold else ""
-    heading = a.name
-    if a.levels:
-        heading += f" (level{'s' if len(a.levels) > 1 else ''} {', '.join(a.levels)})"
-    lines = [a.description]
-    for what, r in a.ratings:
-        lines.append(
-            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({plural(r.games, 'game')}: "
-            f"{r.wins}W {r.draws}D {r.losses}L)"
-        )
-    if a.learning:
-        if not a.memories:
-            how = f" agent:{a.trainable}" if a.trainable else ""
-            lines.append(f"{b}Learned{b}: nothing yet (train it with /train{how})")
-        for m in a.memories:
-            lines.append(
-                f"{b}Memory{b} {m.name}: {plural(m.rows, 'row')},"
-                f" {plural(m.games_trained, 'game')} learned"
-            )
-            lines += a.shown.get(m.name, [])
-    return heading, lines

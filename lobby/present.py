@@ -12,6 +12,7 @@ from engine.games.catalog import game_info
 from engine.games.catalog import title as game_title
 from lobby.core import Snapshot
 from lobby.models import HistoryEntry, LeaderboardEntry, PlayerStats
+from lobby.overview import AgentOverview
 from lobby.words import RATING_LEGEND, plural
 
 __all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "game_title", "plural"]
@@ -158,3 +159,28 @@ def agents_intro(game: str) -> str:
         "Levels: " + ", ".join(registry.LEVELS[game]) + ". Ratings are mu - 3 sigma "
         "(openskill). Play one with /play or /botmatch; learning agents train with /train."
     )
+
+
+def agent_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[str]]:
+    """(heading, lines) for one agent, shared by the Discord embed and the console."""
+    b = "**" if bold else ""
+    heading = a.name
+    if a.levels:
+        heading += f" (level{'s' if len(a.levels) > 1 else ''} {', '.join(a.levels)})"
+    lines = [a.description]
+    for what, r in a.ratings:
+        lines.append(
+            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({plural(r.games, 'game')}: "
+            f"{r.wins}W {r.draws}D {r.losses}L)"
+        )
+    if a.learning:
+        if not a.memories:
+            how = f" agent:{a.trainable}" if a.trainable else ""
+            lines.append(f"{b}Learned{b}: nothing yet (train it with /train{how})")
+        for m in a.memories:
+            lines.append(
+                f"{b}Memory{b} {m.name}: {plural(m.rows, 'row')},"
+                f" {plural(m.games_trained, 'game')} learned"
+            )
+            lines += a.shown.get(m.name, [])
+    return heading, lines

@@ -16,7 +16,7 @@ from db.models import MemoryInfo, Rating
 from db.store import Store
 from engine.agents import registry
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import AgentOverview
+from lobby.overview import AgentOverview
 from lobby.pool import EnginePool
 from tests.counting import KIND
 from tests.harness import DEFAULT_GUILD_ID, Call, Harness, assert_within_limits, user

@@ -16,8 +16,8 @@ import pytest
 from db.store import Store
 from engine.agents.base import AgentSpec, Budget, Decision
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.errors import LobbyError
-from lobby.learning import BatchRequest, TrainingRefused, train_batch_in_worker
+from lobby.errors import LobbyError, TrainingRefused
+from lobby.learning import BatchRequest, train_batch_in_worker
 from lobby.pool import EnginePool
 from tests.clock import Clock
 from tests.counting import KIND, CountingLearner, pos_key, register_counting
