@@ -545,32 +545,26 @@ class Console:
     async def cmd_wait(self, opts: dict[str, str]) -> None:
         await self.wait()
 
+    def write_listing(self, listing: present.Listing) -> None:
+        if not listing.lines:
+            self.write(listing.empty)
+            return
+        head = listing.title + (f" ({listing.legend})" if listing.legend else "") + ":"
+        self.write("\n".join([head] + [f"  {line}" for line in listing.lines]))
+
     async def cmd_leaderboard(self, opts: dict[str, str]) -> None:
         game = game_name(opts["game"])
-        rows = await self.lobby.leaderboard(game)
-        if not rows:
-            self.write(present.leaderboard_empty(game))
-            return
-        lines = [f"{present.leaderboard_title(game)} ({present.LEADERBOARD_LEGEND}):"]
-        self.write("\n".join(lines + [f"  {line}" for line in present.leaderboard_lines(rows)]))
+        self.write_listing(present.leaderboard(game, await self.lobby.leaderboard(game)))
 
     async def cmd_stats(self, opts: dict[str, str]) -> None:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.stats(self.person(name))
-        if not rows:
-            self.write(present.stats_empty(player.display_name))
-            return
-        lines = [f"{present.stats_title(player.display_name)}:"]
-        self.write("\n".join(lines + [f"  {line}" for line in present.stats_lines(rows)]))
+        self.write_listing(present.stats(player.display_name, rows))
 
     async def cmd_history(self, opts: dict[str, str]) -> None:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.history(self.person(name))
-        if not rows:
-            self.write(present.history_empty(player.display_name))
-            return
-        lines = [f"{present.history_title(player.display_name)}:"]
-        self.write("\n".join(lines + [f"  {line}" for line in present.history_lines(rows)]))
+        self.write_listing(present.history(player.display_name, rows))
 
     async def cmd_agents(self, opts: dict[str, str]) -> None:
         games = [game_name(opts["game"])] if "game" in opts else list(GAMES)

@@ -48,6 +48,15 @@ def _choice_name(name: str, description: str) -> str:
 MAX_CHOICES = 25
 
 
+def listing_embed(listing: present.Listing, colour: int) -> discord.Embed:
+    embed = discord.Embed(
+        title=listing.title, description="\n".join(listing.lines) or listing.empty, colour=colour
+    )
+    if listing.legend:
+        embed.set_footer(text=listing.legend)
+    return embed
+
+
 class Games(commands.Cog):
     def __init__(self, bot: BoardBot) -> None:
         self.bot = bot
@@ -151,13 +160,8 @@ class Games(commands.Cog):
             raise BadRequest("there is no server here; use scope:global")
         guild = interaction.guild_id if scope == "server" else None
         rows = await self.bot.lobby.leaderboard(game, guild)
-        embed = discord.Embed(
-            title=present.leaderboard_title(game, "this server" if guild else "everyone"),
-            description="\n".join(present.leaderboard_lines(rows))
-            or present.leaderboard_empty(game),
-            colour=0xF1C40F,
-        )
-        embed.set_footer(text=present.LEADERBOARD_LEGEND)
+        where = "this server" if guild else "everyone"
+        embed = listing_embed(present.leaderboard(game, rows, where), 0xF1C40F)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="stats", description="Ratings and results of a player")
@@ -167,12 +171,7 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.stats(person(target))
-        name = player.display_name
-        embed = discord.Embed(
-            title=present.stats_title(name),
-            description="\n".join(present.stats_lines(rows)) or present.stats_empty(name),
-            colour=0x3B88C3,
-        )
+        embed = listing_embed(present.stats(player.display_name, rows), 0x3B88C3)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="history", description="Recent matches of a player")
@@ -182,12 +181,7 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.history(person(target))
-        name = player.display_name
-        embed = discord.Embed(
-            title=present.history_title(name),
-            description="\n".join(present.history_lines(rows)) or present.history_empty(name),
-            colour=0x3B88C3,
-        )
+        embed = listing_embed(present.history(player.display_name, rows), 0x3B88C3)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="resign", description="Resign your match in this channel")

@@ -5,6 +5,7 @@ markdown; the console shows it bold in a terminal and plain elsewhere."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from engine.agents import registry
 from engine.games import catalog
@@ -91,33 +92,39 @@ def footer(snap: Snapshot) -> str:
 # ---------------------------------------------------------------------- listings
 
 
-def leaderboard_title(game: str, where: str | None = None) -> str:
-    """`where`: "this server", "everyone", or None where there is only one place."""
-    return f"{game_title(game)} leaderboard" + (f" ({where})" if where else "")
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A leaderboard, stats or history as both front ends show it: a title, the lines (or
+    `empty` when there are none) and a legend under them."""
 
-
-def leaderboard_lines(entries: Sequence[LeaderboardEntry]) -> list[str]:
-    return [
-        f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
-        f"({plural(e.rating.games, 'game')}: {e.rating.wins}W {e.rating.draws}D "
-        f"{e.rating.losses}L)"
-        for e in entries
-    ]
-
-
-def leaderboard_empty(game: str) -> str:
-    return f"No rated {game_title(game)} games yet."
+    title: str
+    lines: list[str]
+    empty: str
+    legend: str | None = None
 
 
 #: Under every leaderboard.
 LEADERBOARD_LEGEND = f"{RATING_LEGEND}; W D L: wins, draws and losses in rated games"
 
 
-def stats_title(name: str) -> str:
-    return f"Stats of {name}"
+def leaderboard(
+    game: str, entries: Sequence[LeaderboardEntry], where: str | None = None
+) -> Listing:
+    """`where`: "this server", "everyone", or None where there is only one place."""
+    return Listing(
+        f"{game_title(game)} leaderboard" + (f" ({where})" if where else ""),
+        [
+            f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
+            f"({plural(e.rating.games, 'game')}: {e.rating.wins}W {e.rating.draws}D "
+            f"{e.rating.losses}L)"
+            for e in entries
+        ],
+        f"No rated {game_title(game)} games yet.",
+        LEADERBOARD_LEGEND,
+    )
 
 
-def stats_lines(rows: Sequence[PlayerStats]) -> list[str]:
+def stats(name: str, rows: Sequence[PlayerStats]) -> Listing:
     lines = []
     for s in rows:
         rating = f"rating {s.rating.ordinal:.1f}" if s.rating is not None else "unrated"
@@ -125,18 +132,10 @@ def stats_lines(rows: Sequence[PlayerStats]) -> list[str]:
             f"**{game_title(s.game)}**: {s.played} played, {s.wins}W {s.draws}D {s.losses}L, "
             f"{rating}"
         )
-    return lines
+    return Listing(f"Stats of {name}", lines, f"{name} has no finished matches yet.")
 
 
-def stats_empty(name: str) -> str:
-    return f"{name} has no finished matches yet."
-
-
-def history_title(name: str) -> str:
-    return f"Recent matches of {name}"
-
-
-def history_lines(rows: Sequence[HistoryEntry]) -> list[str]:
+def history(name: str, rows: Sequence[HistoryEntry]) -> Listing:
     lines = []
     for h in rows:
         m = h.match
@@ -146,11 +145,7 @@ def history_lines(rows: Sequence[HistoryEntry]) -> list[str]:
             f"#{m.id} {match_title(m.game, m.variant)} vs {h.opponent.display_name}: {result} "
             f"({how_it_ended(m.termination)}), {plural(m.ply, 'move')}, {rated}"
         )
-    return lines
-
-
-def history_empty(name: str) -> str:
-    return f"{name} has no ended matches yet."
+    return Listing(f"Recent matches of {name}", lines, f"{name} has no ended matches yet.")
 
 
 def agents_intro(game: str) -> str:
