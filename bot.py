@@ -21,8 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from lobby.core import LobbyConfig
+if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
+    from collections.abc import Callable
+
+    from cogs.client import BoardBot
+    from db.instance import InstanceLock
+    from lobby.core import Lobby, LobbyConfig
 
 log = logging.getLogger("boardbot")
 
@@ -166,7 +170,9 @@ class StartError(Exception):
     """The bot cannot start; the message is the one line to show."""
 
 
-async def build_lobby(config: Config, *, wait_for_engine: bool = True):  # type: ignore[no-untyped-def]
+async def build_lobby(
+    config: Config, *, wait_for_engine: bool = True
+) -> tuple[Lobby, InstanceLock]:
     """Claim the database, open the store, start and warm the engine pool, make the lobby.
 
     Returns (lobby, guard): the guard holds the database until `shut_down` releases it. With
@@ -200,7 +206,7 @@ async def build_lobby(config: Config, *, wait_for_engine: bool = True):  # type:
     return Lobby(store, pool, config.lobby_config()), guard
 
 
-async def shut_down(lobby, guard) -> None:  # type: ignore[no-untyped-def]
+async def shut_down(lobby: Lobby, guard: InstanceLock) -> None:
     """In order: agent turns stop (a commit in flight completes), learning still in the
     outbox is applied, the engine pool closes, the store closes, the database is released."""
     await lobby.close()
@@ -209,7 +215,7 @@ async def shut_down(lobby, guard) -> None:  # type: ignore[no-untyped-def]
     guard.release()
 
 
-def on_signals(callback) -> None:  # type: ignore[no-untyped-def]
+def on_signals(callback: Callable[[], object]) -> None:
     """Call `callback()` on SIGTERM and SIGINT (a service manager's stop, or Ctrl-C)."""
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -299,7 +305,7 @@ async def run_discord(config: Config) -> int:
     return 0
 
 
-async def _log_in(bot, token: str, stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+async def _log_in(bot: BoardBot, token: str, stop: asyncio.Event) -> None:
     """Log in, trying again with a growing pause while Discord cannot be reached (a network
     down at boot is common for a service); one line each time, no traceback."""
     import aiohttp  # installed with discord.py

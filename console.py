@@ -24,28 +24,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from db.errors import StoreError
-from db.models import Match
 from engine.agents import registry
+from engine.games.catalog import GAMES, OFFERS, game_info, offer
 from engine.warm import warm_rules
 from lineedit import LineEditor
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
-from lobby.learning import TrainingJob, overview_lines
+from lobby.learning import TrainingJob
+from lobby.models import Match
 
 log = logging.getLogger(__name__)
 
 BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
 TRAIN_REPORT_SECONDS = 5.0  # a progress line this often while a /train job runs
 MAX_NAME = 32
-GAME_ALIASES = {
-    "c4": "connect4",
-    "connect-four": "connect4",
-    "connectfour": "connect4",
-    "connect_four": "connect4",
-    "reversi": "othello",
-}
 
 
 class UsageError(Exception):
@@ -64,7 +57,7 @@ COMMANDS: dict[str, CommandInfo] = {
     "play": CommandInfo(
         ("game", "opponent", "first"),
         ("game", "opponent"),
-        "/play game:connect4|othello opponent:NAME [first:me|bot|random]",
+        f"/play game:{'|'.join(o.key for o in OFFERS)} opponent:NAME [first:me|bot|random]",
         "play the bot; NAME is a level (easy, medium, hard, expert), one of its other players"
         " (/agents lists them) or an agent spec such as minimax:depth=4",
     ),
@@ -186,12 +179,20 @@ def default_name() -> str:
         return "you"
 
 
+def offer_key(text: str) -> str:
+    """What to play: an offer's key, a game's name or an alias (`c4`, `reversi`)."""
+    try:
+        return offer(text).key
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def game_name(text: str) -> str:
-    game = text.strip().lower()
-    game = GAME_ALIASES.get(game, game)
-    if game not in registry.GAMES:
-        raise UsageError(f"unknown game {text!r}: choose one of {', '.join(registry.GAMES)}")
-    return game
+    """A game (for the listings, which are per game): its name, an alias or an offer's key."""
+    try:
+        return offer(text).game
+    except ValueError:
+        raise UsageError(f"unknown game {text!r}: choose one of {', '.join(GAMES)}") from None
 
 
 def _help_text(user: str) -> str:
@@ -202,7 +203,10 @@ def _help_text(user: str) -> str:
     lines += [
         "A bare move plays in your current match (the last live one you started or joined):",
         "a column such as 4 in Connect Four, a square such as d3 in Othello; passes are automatic.",
-        "Games: " + ", ".join(registry.GAMES) + "; levels: " + ", ".join(registry.LEVEL_NAMES),
+        "Games: "
+        + ", ".join(o.key for o in OFFERS)
+        + "; levels: "
+        + ", ".join(registry.LEVEL_NAMES),
         "Bot matches run in the background while you type; the end of a script waits for them.",
     ]
     return "\n".join(lines)
@@ -277,7 +281,7 @@ class Console:
         score = present.score_line(snap)
         if score:
             lines.append(score)
-        if snap.live and snap.match.game == "othello" and not snap.seat_to_move.is_agent:
+        if snap.live and game_info(snap.match.game).list_moves and not snap.seat_to_move.is_agent:
             legal = [snap.state.move_to_str(m) for m in snap.state.legal_moves()]
             lines.append("Legal moves: " + ", ".join(legal))
         return "\n".join(lines)
@@ -294,7 +298,7 @@ class Console:
         lines: list[str] = []
         last: Any = None
         if snap.match.ply > seen:
-            rows = [r for r in await self.lobby.store.moves(snap.id) if r.ply >= seen]
+            rows = [r for r in await self.lobby.moves(snap.id) if r.ply >= seen]
             for row in rows[: snap.match.ply - seen]:
                 seat = row.ply % 2
                 who = f"{snap.seats[seat].name} {present.piece(snap.match.game, seat)}"
@@ -390,7 +394,7 @@ class Console:
         async def run() -> None:
             try:
                 await start()
-            except (LobbyError, StoreError) as exc:
+            except LobbyError as exc:
                 self.error(f"{what}: {exc}")
             except Exception as exc:
                 log.debug("%s failed", what, exc_info=True)
@@ -423,7 +427,7 @@ class Console:
                 self, f"cmd_{name}"
             )
             return await handler(options) is not False
-        except (UsageError, LobbyError, StoreError) as exc:
+        except (UsageError, LobbyError) as exc:
             self.error(str(exc) or type(exc).__name__)
         except Exception as exc:  # never a traceback in the terminal; the log has it at DEBUG
             log.debug("console command %r failed", text, exc_info=True)
@@ -451,9 +455,9 @@ class Console:
     # ------------------------------------------------------------------ commands
 
     async def cmd_play(self, opts: dict[str, str]) -> None:
-        game = game_name(opts["game"])
+        game = offer_key(opts["game"])
         level = opts["opponent"]
-        if level.lower() in registry.LEVELS[game]:
+        if level.lower() in registry.LEVELS[offer(game).game]:
             level = level.lower()
         first = opts.get("first", "me").lower()
         # The console is the machine's owner: any agent spec (checked and bounded) is allowed.
@@ -466,14 +470,14 @@ class Console:
 
     async def cmd_challenge(self, opts: dict[str, str]) -> None:
         opponent = check_name(opts["opponent"])
-        game = game_name(opts["game"])
+        game = offer_key(opts["game"])
         snap = await self.lobby.start_pvp(self.person(), self.person(opponent), game)
         self.remember(snap, self.user, opponent)
         self.chosen[self.user] = snap.id
         self.show(snap)
 
     async def cmd_botmatch(self, opts: dict[str, str]) -> None:
-        game = game_name(opts["game"])
+        game = offer_key(opts["game"])
         try:
             delay = float(opts.get("delay", BOTMATCH_DELAY))
         except ValueError:
@@ -541,66 +545,38 @@ class Console:
     async def cmd_wait(self, opts: dict[str, str]) -> None:
         await self.wait()
 
+    def write_listing(self, listing: present.Listing) -> None:
+        if not listing.lines:
+            self.write(listing.empty)
+            return
+        head = listing.title + (f" ({listing.legend})" if listing.legend else "") + ":"
+        self.write("\n".join([head] + [f"  {line}" for line in listing.lines]))
+
     async def cmd_leaderboard(self, opts: dict[str, str]) -> None:
         game = game_name(opts["game"])
-        rows = await self.lobby.leaderboard(game)
-        title = present.GAME_TITLES[game]
-        if not rows:
-            self.write(f"No rated {title} games yet.")
-            return
-        lines = [f"{title} leaderboard ({present.RATING_LEGEND}):"]
-        for entry in rows:
-            r = entry.rating
-            lines.append(
-                f"{entry.rank:>3}. {entry.player.display_name}  {r.ordinal:.1f}"
-                f"  ({present.plural(r.games, 'game')}: {r.wins}W {r.draws}D {r.losses}L)"
-            )
-        self.write("\n".join(lines))
+        self.write_listing(present.leaderboard(game, await self.lobby.leaderboard(game)))
 
     async def cmd_stats(self, opts: dict[str, str]) -> None:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.stats(self.person(name))
-        if not rows:
-            self.write(f"{player.display_name} has no finished matches yet.")
-            return
-        lines = [f"Stats of {player.display_name}:"]
-        for s in rows:
-            rating = f", rating {s.rating.ordinal:.1f}" if s.rating is not None else ""
-            lines.append(
-                f"  {present.GAME_TITLES.get(s.game, s.game)}: {s.played} played,"
-                f" {s.wins}W {s.draws}D {s.losses}L{rating}"
-            )
-        self.write("\n".join(lines))
+        self.write_listing(present.stats(player.display_name, rows))
 
     async def cmd_history(self, opts: dict[str, str]) -> None:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.history(self.person(name))
-        if not rows:
-            self.write(f"{player.display_name} has no ended matches yet.")
-            return
-        lines = [f"Recent matches of {player.display_name}:"]
-        for h in rows:
-            m = h.match
-            how = present.TERMINATION_TEXT.get(m.termination or "", m.termination or "")
-            result = h.outcome or "no result"
-            rated = "rated" if m.rated else "unrated"
-            lines.append(
-                f"  #{m.id} {present.GAME_TITLES.get(m.game, m.game)} vs"
-                f" {h.opponent.display_name}: {result} ({how}), {present.plural(m.ply, 'move')},"
-                f" {rated}"
-            )
-        self.write("\n".join(lines))
+        self.write_listing(present.history(player.display_name, rows))
 
     async def cmd_agents(self, opts: dict[str, str]) -> None:
-        games = [game_name(opts["game"])] if "game" in opts else list(registry.GAMES)
+        games = [game_name(opts["game"])] if "game" in opts else list(GAMES)
         lines = []
         for game in games:
-            lines.append(f"{present.GAME_TITLES[game]} levels:")
+            title = present.game_title(game)
+            lines.append(f"{title} levels:")
             for name, level in registry.LEVELS[game].items():
                 lines.append(f"  {name:<8} {level.spec.label()} {level.description}")
-            lines.append(f"{present.GAME_TITLES[game]} agents (usable as opponent: or first:):")
+            lines.append(f"{title} agents (usable as opponent: or first:):")
             for overview in await self.lobby.agents_overview(game):
-                heading, details = overview_lines(overview)
+                heading, details = present.agent_lines(overview)
                 lines.append(f"  **{heading}**")
                 for detail in details:
                     lines += [f"      {part}" for part in detail.splitlines()]
@@ -651,7 +627,7 @@ class Console:
                     task.cancel()
             keep = keep or (stop is not None and stop.is_set())
         for match_id in [] if keep else self.botmatches:
-            with contextlib.suppress(LobbyError, StoreError):
+            with contextlib.suppress(LobbyError):
                 if (await self.lobby.snapshot(match_id)).live:
                     await self.lobby.stop(match_id)
         for task in list(self.tasks):
@@ -724,8 +700,8 @@ async def run_console(
             watcher = asyncio.ensure_future(_engine_ready(console, engine, interactive))
 
         earlier: set[int] | None = None  # what an earlier process left (before any command)
-        with contextlib.suppress(StoreError):
-            earlier = set(await lobby.store.live_match_ids())
+        with contextlib.suppress(LobbyError):
+            earlier = set(await lobby.live_match_ids())
 
         async def prepare() -> None:
             await asyncio.to_thread(warm_rules)  # this process's rule kernels, off the loop
@@ -736,7 +712,7 @@ async def run_console(
                     if snap.match.kind == "eve":
                         console.resume_botmatch(snap)
                 await console.adopt(console.user)
-            except (LobbyError, StoreError) as exc:
+            except LobbyError as exc:
                 console.error(str(exc))
             console.prepared.set()
             await lobby.run_clock()  # after the resume: its grace comes first

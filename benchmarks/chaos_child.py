@@ -2,7 +2,7 @@
 
 The real bot: `bot.build_lobby` (the database guard, SQLite, the spawn worker pool, the lobby)
 and `BoardBot` with its cogs, driven through discord.py's real dispatch by the offline harness
-(`tests/discord_harness.py`). Discord itself is the harness's fake, whose messages are streamed
+(`tests/harness/`). Discord itself is the harness's fake, whose messages are streamed
 to the driver as they change (before the bot sees the response), so the driver always knows
 what Discord shows, even after a kill.
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
-import itertools
 import json
 import logging
 import os
@@ -35,8 +34,8 @@ import faults
 from benchmarks.stacks import dump_tasks_on_sigusr1
 from bot import Config, build_lobby, shut_down
 from cogs.client import BoardBot
-from tests import discord_harness
-from tests.discord_harness import Call, Harness, HarnessError, _http_error, user
+from tests.harness import DEFAULT_GUILD_ID, Call, Harness, HarnessError, http_error, user
+from tests.harness.payloads import resume_snowflakes
 
 CALLBACK = ("POST", "/interactions/{webhook_id}/{webhook_token}/callback")
 EDIT = ("PATCH", "/channels/{channel_id}/messages/{message_id}")
@@ -88,11 +87,11 @@ class Child:
             queue = self.fail_next.get(key)
             if queue:
                 status, code = queue.pop(0)
-                raise _http_error(status, code, "injected by the chaos run")
+                raise http_error(status, code, "injected by the chaos run")
             if key == EDIT and self.rng.random() < self.edit_failure:
                 status = self.rng.choice((500, 429))
                 emit({"ev": "fault", "point": "edit", "kind": str(status)})
-                raise _http_error(status, 0, "injected by the chaos run")
+                raise http_error(status, 0, "injected by the chaos run")
             del self.h.responders[key]  # the harness's own answer
             try:
                 if default is not None:
@@ -120,7 +119,7 @@ class Child:
                     if isinstance(value, dict) and "user" in value:
                         options[key] = self.person(value["user"])
                 gid = self.h.guild_id
-                data = self.h._command_data(req["name"], options, subcommand=None, guild_id=gid)
+                data = self.h._command_data(req["name"], options)
                 payload = self.h.interaction_payload(
                     2,
                     data,
@@ -214,9 +213,7 @@ async def run(args: argparse.Namespace) -> int:
         challenge_cooldown=0,
     )
     lobby, guard = await build_lobby(config)
-    bot = BoardBot(
-        lobby, run_clock=True, home_guild=discord_harness.DEFAULT_GUILD_ID, admin_role=ADMIN_ROLE
-    )
+    bot = BoardBot(lobby, run_clock=True, home_guild=DEFAULT_GUILD_ID, admin_role=ADMIN_ROLE)
 
     async def nobody_owns(_: Any) -> bool:
         return False
@@ -225,10 +222,7 @@ async def run(args: argparse.Namespace) -> int:
     known = json.loads(Path(args.discord).read_text()) if args.discord else {}
     messages = {int(k): v for k, v in known.items()}
     # Discord's ids never repeat: this process's fake Discord counts on from the last one.
-    latest = max(messages, default=discord_harness._EPOCH_BASE)
-    discord_harness._SNOWFLAKES = itertools.count(
-        ((latest - discord_harness._EPOCH_BASE) >> 22) + 1000
-    )
+    resume_snowflakes(max(messages, default=None))
 
     class StreamingHarness(Harness):
         def __init__(self, *a: Any, **k: Any) -> None:
@@ -259,7 +253,7 @@ async def run(args: argparse.Namespace) -> int:
         pending.add(task)
         task.add_done_callback(pending.discard)
     await asyncio.gather(*pending, return_exceptions=True)
-    await h.close(close_bot=True)
+    await h.close()
     await shut_down(lobby, guard)
     emit({"ev": "bye"})
     return 0

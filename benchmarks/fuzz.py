@@ -3,7 +3,7 @@
     python -m benchmarks.fuzz [--interactions 10000] [--seed S] [--json FILE]
 
 The real bot (SQLite, the spawn worker pool, `BoardBot` and its cogs) is driven by the offline
-harness (`tests/discord_harness.py`) with generated interactions:
+harness (`tests/harness/`) with generated interactions:
 
 * slash commands with options from and around the valid ones: every opponent and agent name,
   raw specs with every parameter set to nan, inf, -1, 0, 1e308, 10**21, 6000-character
@@ -48,7 +48,7 @@ from db.store import Store  # noqa: E402
 from engine.agents import opponents, registry  # noqa: E402
 from lobby.core import Lobby, LobbyConfig  # noqa: E402
 from lobby.pool import EnginePool  # noqa: E402
-from tests.discord_harness import Call, Harness, HarnessError, user  # noqa: E402
+from tests.harness import Call, Harness, HarnessError, user  # noqa: E402
 
 HOSTILE: list[Any] = [
     "nan",

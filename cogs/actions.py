@@ -22,10 +22,10 @@ import discord
 from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.render import board_embed, board_view
-from db.models import Challenge
-from lobby.core import ChallengeOver, Person, Snapshot, Where
-from lobby.errors import BadRequest, MatchOver, NotInMatch, StaleAction
-from lobby.present import GAME_TITLES
+from engine.games.catalog import offer, offer_of
+from lobby.core import Person, Snapshot, Where
+from lobby.errors import BadRequest, ChallengeOver, MatchOver, NotInMatch, StaleAction
+from lobby.models import Challenge
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -200,18 +200,19 @@ async def rematch(interaction: discord.Interaction, match_id: int) -> None:
         raise NotInMatch("only the players of that match can ask for a rematch")
     seat = mine[0]
     other = old.seats[1 - seat]
+    again = offer_of(old.match.game, old.match.variant).key
     if other.is_agent:
         name = (other.player.agent_key or "").partition(":")[2] or "easy"
         first = "bot" if seat == 0 else "me"
         raw_ok = await bot.may_use_raw_specs(interaction)
         await new_board(
             interaction,
-            lambda w: bot.lobby.start_pve(me, old.match.game, name, first, w, raw_ok=raw_ok),
+            lambda w: bot.lobby.start_pve(me, again, name, first, w, raw_ok=raw_ok),
         )
         return
     if other.player.discord_id is None:
         raise BadRequest("that opponent cannot be reached from Discord")
-    await send_challenge(interaction, other.player.discord_id, other.name, old.match.game)
+    await send_challenge(interaction, other.player.discord_id, other.name, again)
 
 
 async def stop_botmatch(interaction: discord.Interaction, match_id: int) -> None:
@@ -243,10 +244,12 @@ def challenge_view(challenge_id: int) -> discord.ui.View:
 
 
 def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> discord.Embed:
+    """`game`: the key of the offer challenged to (a game, or a variant of one)."""
+    name = offer(game).title
     return discord.Embed(
-        title=f"{GAME_TITLES[game]} challenge",
+        title=f"{name} challenge",
         description=(
-            f"**{challenger}** challenges **{opponent}** to {GAME_TITLES[game]}.\n"
+            f"**{challenger}** challenges **{opponent}** to {name}.\n"
             f"The challenge expires <t:{expires}:R>."
         ),
         colour=0xF1C40F,

@@ -13,8 +13,8 @@ from cogs.actions import grey_challenge
 from cogs.components import DYNAMIC_ITEMS
 from cogs.editor import BoardEditor
 from cogs.errors import on_app_command_error
-from db.models import Challenge
 from lobby.core import TRANSIENT, Lobby
+from lobby.models import Challenge
 
 log = logging.getLogger(__name__)
 

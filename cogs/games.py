@@ -10,21 +10,29 @@ from discord.ext import commands
 
 from cogs import actions
 from cogs.actions import new_board, person
-from engine.agents import opponents, registry
+from engine.agents import opponents
+from engine.games.catalog import GAMES, INFO, OFFERS, offer
+from lobby import present
 from lobby.errors import BadRequest
-from lobby.present import GAME_TITLES, RATING_LEGEND, TERMINATION_TEXT
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
 
-Game = Literal["connect4", "othello"]
+#: The `game` option of /play, /challenge and /botmatch: every offer (a game or a variant).
+OFFER_CHOICES = [app_commands.Choice(name=o.title, value=o.key) for o in OFFERS]
+#: The `game` option of the listings: the games themselves (ratings are per game).
+GAME_CHOICES = [app_commands.Choice(name=i.title, value=i.name) for i in INFO.values()]
 
 
 def opponent_choices(game: str | None, current: str) -> list[app_commands.Choice[str]]:
     """The opponents people may choose (levels first), each with what it is in plain words;
     filtered by what is typed. Autocomplete is a help only: the lobby checks the name."""
     seen: dict[str, str] = {}
-    for g in [game] if game in registry.GAMES else list(registry.GAMES):
+    try:
+        games = [offer(game).game] if game else list(GAMES)
+    except ValueError:
+        games = list(GAMES)
+    for g in games:
         for opp in opponents.opponents(g):
             seen.setdefault(opp.name, opp.description)
     current = current.strip().lower()
@@ -38,6 +46,15 @@ def _choice_name(name: str, description: str) -> str:
 
 
 MAX_CHOICES = 25
+
+
+def listing_embed(listing: present.Listing, colour: int) -> discord.Embed:
+    embed = discord.Embed(
+        title=listing.title, description="\n".join(listing.lines) or listing.empty, colour=colour
+    )
+    if listing.legend:
+        embed.set_footer(text=listing.legend)
+    return embed
 
 
 class Games(commands.Cog):
@@ -74,10 +91,11 @@ class Games(commands.Cog):
         opponent="A level (easy, medium, hard, expert) or one of the bot's other players",
         first="Who starts",
     )
+    @app_commands.choices(game=OFFER_CHOICES)
     async def play(
         self,
         interaction: discord.Interaction,
-        game: Game,
+        game: str,
         opponent: app_commands.Range[str, 1, 100] = "easy",
         first: Literal["me", "bot", "random"] = "me",
     ) -> None:
@@ -89,8 +107,9 @@ class Games(commands.Cog):
 
     @app_commands.command(name="challenge", description="Challenge someone to a game")
     @app_commands.describe(opponent="Who you want to play", game="Which game")
+    @app_commands.choices(game=OFFER_CHOICES)
     async def challenge(
-        self, interaction: discord.Interaction, opponent: discord.User, game: Game
+        self, interaction: discord.Interaction, opponent: discord.User, game: str
     ) -> None:
         if opponent.bot:
             raise BadRequest("bots cannot accept challenges; use /play to play the bot")
@@ -103,10 +122,11 @@ class Games(commands.Cog):
         second="The bot's player that moves second",
         delay="Seconds between moves (1-30)",
     )
+    @app_commands.choices(game=OFFER_CHOICES)
     async def botmatch(
         self,
         interaction: discord.Interaction,
-        game: Game,
+        game: str,
         first: app_commands.Range[str, 1, 100],
         second: app_commands.Range[str, 1, 100],
         delay: app_commands.Range[float, 1.0, 30.0] = 1.5,
@@ -129,28 +149,19 @@ class Games(commands.Cog):
 
     @app_commands.command(name="leaderboard", description="The best players of a game")
     @app_commands.describe(game="Which game", scope="This server or everyone")
+    @app_commands.choices(game=GAME_CHOICES)
     async def leaderboard(
         self,
         interaction: discord.Interaction,
-        game: Game,
+        game: str,
         scope: Literal["server", "global"] = "server",
     ) -> None:
         if scope == "server" and interaction.guild_id is None:
             raise BadRequest("there is no server here; use scope:global")
         guild = interaction.guild_id if scope == "server" else None
         rows = await self.bot.lobby.leaderboard(game, guild)
-        lines = [
-            f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
-            f"({e.rating.wins}-{e.rating.draws}-{e.rating.losses})"
-            for e in rows
-        ]
-        where_text = "this server" if guild else "everyone"
-        embed = discord.Embed(
-            title=f"{GAME_TITLES[game]} leaderboard ({where_text})",
-            description="\n".join(lines) or "No rated games yet.",
-            colour=0xF1C40F,
-        )
-        embed.set_footer(text=f"{RATING_LEGEND}; W-D-L in rated games")
+        where = "this server" if guild else "everyone"
+        embed = listing_embed(present.leaderboard(game, rows, where), 0xF1C40F)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="stats", description="Ratings and results of a player")
@@ -160,18 +171,7 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.stats(person(target))
-        lines = []
-        for s in rows:
-            rating = f"rating {s.rating.ordinal:.1f}" if s.rating else "unrated"
-            title = GAME_TITLES.get(s.game, s.game)
-            lines.append(
-                f"**{title}**: {s.played} played, {s.wins}-{s.draws}-{s.losses} (W-D-L), {rating}"
-            )
-        embed = discord.Embed(
-            title=f"Stats of {player.display_name}",
-            description="\n".join(lines) or "No games yet.",
-            colour=0x3B88C3,
-        )
+        embed = listing_embed(present.stats(player.display_name, rows), 0x3B88C3)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="history", description="Recent matches of a player")
@@ -181,19 +181,7 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.history(person(target))
-        lines = []
-        for h in rows:
-            result = {"win": "won", "loss": "lost", "draw": "drew"}.get(h.outcome or "", "void")
-            how = TERMINATION_TEXT.get(h.match.termination or "", h.match.termination or "")
-            lines.append(
-                f"#{h.match.id} {GAME_TITLES.get(h.match.game, h.match.game)} vs "
-                f"{h.opponent.display_name}: {result} ({how})"
-            )
-        embed = discord.Embed(
-            title=f"Recent matches of {player.display_name}",
-            description="\n".join(lines) or "No finished matches yet.",
-            colour=0x3B88C3,
-        )
+        embed = listing_embed(present.history(player.display_name, rows), 0x3B88C3)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="resign", description="Resign your match in this channel")

@@ -16,6 +16,7 @@ from cogs.components import (
     ResignButton,
     StopButton,
 )
+from engine.games.connect4 import Connect4State
 from lobby import present
 from lobby.core import Snapshot
 
@@ -51,8 +52,8 @@ def board_view(snap: Snapshot) -> discord.ui.View:
         return view
     waiting = snap.seat_to_move.is_agent  # the bot is thinking: show, but disable, the inputs
     legal = snap.state.legal_moves()
-    if m.game == "connect4":
-        cols = snap.state.cols  # type: ignore[attr-defined]
+    if isinstance(snap.state, Connect4State):  # a column button each; else a select of squares
+        cols = snap.state.cols
         per_row = (cols + 1) // 2 if cols <= 10 else 5
         for col in range(cols):
             view.add_item(

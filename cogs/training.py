@@ -14,29 +14,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs.games import opponent_choices
+from cogs.games import GAME_CHOICES, opponent_choices
 from engine.agents import opponents, registry
+from lobby import present
 from lobby.errors import BadRequest
-from lobby.learning import (
-    AgentOverview,
-    TrainingJob,
-    TrainingProgress,
-    overview_lines,
-)
-from lobby.present import GAME_TITLES
+from lobby.learning import TrainingJob, TrainingProgress
+from lobby.overview import AgentOverview
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
 
 log = logging.getLogger(__name__)
-
-Game = Literal["connect4", "othello"]
 
 MAX_GAMES = 100_000
 TOKEN_SECONDS = 14 * 60  # interaction tokens live 15 minutes
@@ -66,11 +60,8 @@ def agent_pages(overviews: list[AgentOverview], games: list[str]) -> list[list[d
     def new_embed(game: str, more: bool, need: int = 0) -> discord.Embed:
         """A new embed, on a new message if it (and `need` more characters) would not fit."""
         nonlocal used
-        title = f"{GAME_TITLES[game]} agents" + (" (continued)" if more else "")
-        desc = (
-            "Levels: " + ", ".join(registry.LEVELS[game]) + ". Ratings are mu - 3 sigma "
-            "(openskill). Play one with /play or /botmatch; learning agents train with /train."
-        )
+        title = f"{present.game_title(game)} agents" + (" (continued)" if more else "")
+        desc = present.agents_intro(game)
         embed = discord.Embed(title=title, description=None if more else desc, colour=COLOUR)
         size = len(title) + (0 if more else len(desc))
         if used + size + need > MESSAGE_CHARS or len(pages[-1]) >= EMBEDS_PER_MESSAGE:
@@ -83,7 +74,7 @@ def agent_pages(overviews: list[AgentOverview], games: list[str]) -> list[list[d
     for game in games:
         embed = new_embed(game, more=False)
         for a in (o for o in overviews if o.game == game):
-            heading, lines = overview_lines(a)
+            heading, lines = present.agent_lines(a)
             name = heading[:256]
             value = _fit(lines, FIELD_VALUE)
             if (
@@ -123,10 +114,11 @@ class Training(commands.Cog):
         games=f"How many self-play games (1-{MAX_GAMES})",
         opponent="Train against this player instead of itself (optional)",
     )
+    @app_commands.choices(game=GAME_CHOICES)
     async def train(
         self,
         interaction: discord.Interaction,
-        game: Game,
+        game: str,
         agent: app_commands.Range[str, 1, 100],
         games: app_commands.Range[int, 1, MAX_GAMES],
         opponent: app_commands.Range[str, 1, 100] | None = None,
@@ -179,8 +171,9 @@ class Training(commands.Cog):
         return opponent_choices(getattr(interaction.namespace, "game", None), current)
 
     @app_commands.command(name="agents", description="The AI agents: levels, ratings, learning")
-    @app_commands.describe(game="Only this game (default: both)")
-    async def agents(self, interaction: discord.Interaction, game: Game | None = None) -> None:
+    @app_commands.describe(game="Only this game (default: all)")
+    @app_commands.choices(game=GAME_CHOICES)
+    async def agents(self, interaction: discord.Interaction, game: str | None = None) -> None:
         games: list[str] = [game] if game else list(registry.GAMES)
         overviews = []
         for g in games:

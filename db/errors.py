@@ -92,7 +92,7 @@ class StaleRatingError(StoreError):
 
     Two matches of the same player (typically an agent) finishing at the same
     time would otherwise silently lose one rating update.  Re-read the ratings
-    and retry, or pass a callable to ``finish_match`` so the new ratings are
+    and retry, or give ``commit_step`` a callable so the new ratings are
     computed inside the transaction.
     """
 

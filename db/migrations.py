@@ -270,7 +270,7 @@ async def apply_migrations(
         if version <= current:
             continue
         try:
-            await conn.execute("BEGIN IMMEDIATE")  # inside the try: see Store._write
+            await conn.execute("BEGIN IMMEDIATE")  # inside the try: see Connection._write
             current = await user_version(conn)
             if current > known:
                 raise SchemaTooNewError(path, current, known)

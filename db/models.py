@@ -134,7 +134,7 @@ CHALLENGE_STATUSES: frozenset[str] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Challenge:
-    """One person's challenge to another; answered once (see ``Store.answer_challenge``)."""
+    """One person's challenge to another; answered once (see ``db.challenges``)."""
 
     id: int
     game: str
@@ -216,7 +216,7 @@ class MemoryWrite:
 class Rating:
     """A player's skill rating in one game (OpenSkill-style mu/sigma).
 
-    When passed to ``finish_match``, ``updated_at`` may be left ``None``; the
+    When passed to ``commit_step``, ``updated_at`` may be left ``None``; the
     store stamps it.  Rows read back always carry a float.
     """
 

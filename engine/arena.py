@@ -31,9 +31,6 @@ from engine.games import new_game
 from engine.games.base import GameState
 from engine.play import play_game, random_opening
 
-#: Random plies played before each game when the user does not say.
-DEFAULT_OPENING_PLIES = {"connect4": 2, "othello": 4}
-
 
 @dataclass(frozen=True, slots=True)
 class ArenaConfig:

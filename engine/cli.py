@@ -16,6 +16,7 @@ from engine.agents import c4book, registry
 from engine.agents.base import Agent, Budget, Decision, Limits
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
+from engine.games.catalog import game_info
 from engine.learning import MemorySession, with_memory
 from engine.play import Progress, play_game
 from engine.plotting import INSTALL as PLOTS_INSTALL
@@ -230,7 +231,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         labels=tuple(_labels(names)),
         games=args.games,
         seed=random.randrange(2**31) if args.seed is None else args.seed,
-        opening_plies=arena.DEFAULT_OPENING_PLIES[args.game]
+        opening_plies=game_info(args.game).opening_plies
         if args.opening_plies is None
         else args.opening_plies,
         variant=args.variant,

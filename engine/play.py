@@ -61,16 +61,26 @@ def play_game(
 
 def random_opening(start: GameState, plies: int, rng: random.Random) -> GameState:
     """`plies` random moves from `start` (stopping short of a finished game), to vary openings."""
+    return random_opening_moves(start, plies, rng)[0]
+
+
+def random_opening_moves(
+    start: GameState, plies: int, rng: random.Random
+) -> tuple[GameState, tuple[Move, ...]]:
+    """`random_opening`, and the moves it played (training sends them to be replayed)."""
     state = start
+    played: list[Move] = []
     for _ in range(plies):
         moves = state.legal_moves()
         if not moves:
             break
-        nxt = state.play(rng.choice(moves))
+        move = rng.choice(moves)
+        nxt = state.play(move)
         if nxt.is_over():
             break
         state = nxt
-    return state
+        played.append(move)
+    return state, tuple(played)
 
 
 class Progress:

@@ -3,7 +3,8 @@
 This module is the composition root of training: it is the ONE place in `engine/` that touches
 `db/` (it imports `db.store` lazily, inside `StoreBackend`), so that what the CLI trains lands in
 the bot's database (`data/boardbot.db`, or $BOARDBOT_DB) and the bot plays with it. Everything
-else in `engine/` stays free of SQLite: `engine.learning` only sees the `MemoryBackend` protocol.
+else in `engine/` stays free of SQLite: the learning core (`engine/learning/`) only sees the
+`MemoryBackend` protocol.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from typing import Any
 
 from engine.agents import registry
 from engine.agents.base import LearningAgent, Limits
+from engine.games.catalog import INFO
 from engine.learning import (
     SELF,
     InMemoryBackend,
     MemoryBackend,
     TrainConfig,
+    learning_agent,
     plot_curves,
     read_csv,
     train,
@@ -156,9 +159,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
         if args.total:
             spec, _ = registry.resolve(args.agent, args.game, limits=Limits.none())
-            agent = registry.build(with_memory(spec, args.memory), args.game)
-            kind = getattr(agent, "memory_kind", "")
-            done = backend.load(kind, getattr(agent, "memory_name", "default"))[1] if kind else 0
+            agent = learning_agent(with_memory(spec, args.memory), args.game)
+            done = 0 if agent is None else backend.load(agent.memory_kind, agent.memory_name)[1]
             remaining = max(0, args.games - done)
             print(f"{done} games trained so far; {remaining} to go to {args.games}")
             config = TrainConfig(**{**_fields(config), "games": remaining})
@@ -238,7 +240,9 @@ def add_parser(sub: Any) -> None:
         "--opening-plies",
         type=int,
         default=None,
-        help="random plies before each training game (default: connect4 2, othello 4)",
+        help="random plies before each training game (default: "
+        + ", ".join(f"{i.name} {i.opening_plies}" for i in INFO.values())
+        + ")",
     )
     p.add_argument(
         "--exploration-final",

@@ -15,13 +15,14 @@ other half of that contract for the bot:
   `learn_keys` rows are read from the cache, `learn` gives the new rows, and every memory the
   match changes is written in ONE transaction with `games_trained + 1` that also deletes the
   outbox row. So learning happens exactly once, survives a kill (the outbox is read again at
-  the next start), and `games_trained` counts exactly the matches and games learned. Two seats
-  on one memory (self-play) both learn, in that one write; an agent with `learn_whole_game`
-  (the weight grid, whose update covers the whole board) learns once; settings that keep no
-  memory (a fixed grid) write nothing. Per-memory locks make read-learn-write atomic.
+  the next start), and `games_trained` counts exactly the matches and games learned. Who learns
+  and how is the engine's rule (`engine.learning.rule`, as in training): two seats on one memory
+  both learn, in that one write, or once for an agent with `learn_whole_game`; settings that
+  keep no memory (a fixed grid) write nothing. Per-memory locks make read-learn-write atomic.
 * Training jobs (`/train`, the console's /train). Self-play (or play against a fixed opponent)
   runs in the engine pool in batches of about half a second: a worker gets a snapshot of the
-  memory, plays the games and learns after each one, and sends back the changed rows; the lobby
+  memory, plays the games and learns after each one (`engine.learning.play_and_learn`), and
+  sends back the changed rows; the lobby
   writes each batch in one transaction and shows progress. The memory's lock is held from the
   snapshot to the write, so a match finishing meanwhile learns after the batch, on top of its
   rows: neither overwrites the other. A batch uses one worker, so the other one keeps serving
@@ -36,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import random
 import sqlite3
@@ -44,18 +44,28 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from db.models import MemoryWrite
 from engine.agents import registry
-from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent
+from engine.agents.base import AgentSpec, Budget, LearningAgent
 from engine.games import new_game
 from engine.games.base import GameState, Move
+from engine.learning import (
+    apply_learning,
+    learning_agent,
+    learning_seats,
+    line_up,
+    play_and_learn,
+    replay,
+    trainable_text,
+    uses_memory,
+)
+from lobby.errors import TrainingRefused
 from lobby.pool import JobTimeout, PoolClosed, WorkerCrashed
-from lobby.words import plural
 
 if TYPE_CHECKING:
-    from db.models import Match, MemoryInfo, OutboxItem, Rating
+    from db.models import Match, OutboxItem
     from db.store import Store
     from lobby.pool import EnginePool
 
@@ -75,13 +85,7 @@ BATCH_SECONDS = 0.5
 MAX_BATCH_GAMES = 2_000
 MAX_TRAIN_GAMES = 1_000_000
 MAX_AGENTS = 64  # local agent instances kept
-#: Under a learned grid: what its colours say (rank 8 on top, as the board is drawn).
-HEAT_LEGEND = "🟦 squares it learned to avoid … 🟥 squares it learned to want (a1 bottom left)"
 ROLLING_GAMES = 200  # the rolling win rate's window
-
-
-class TrainingRefused(Exception):
-    """A training request that cannot run (not a learning agent, a job already running...)."""
 
 
 # ---------------------------------------------------------------------- the memory cache
@@ -94,14 +98,6 @@ class _Memory:
     complete: bool = False  # every row is in `rows`: a missing key is absent
     games_trained: int = 0  # as this process last knew it (to notice other writers)
     checked: float = 0.0  # monotonic time of the last freshness check
-
-
-@dataclass(slots=True)
-class _Learned:
-    """One finished match's learning, for one memory (several seats may share it)."""
-
-    agent: LearningAgent
-    seats: list[tuple[int, float]]  # (seat, result for that seat)
 
 
 class LearningHub:
@@ -137,29 +133,18 @@ class LearningHub:
     # ------------------------------------------------------------------ agents
 
     def agent(self, spec: AgentSpec, game: str) -> LearningAgent | None:
-        """A local instance of the agent `spec` names if it learns, else None (cached).
-
-        Agents whose factory is a class that is not a LearningAgent are never built here
-        (building some agents loads books or kernels).
-        """
+        """A local instance of the agent `spec` names if it learns, else None (cached; see
+        `engine.learning.learning_agent`)."""
         key = (spec, game)
         if key in self._agents:
             return self._agents[key]
         if len(self._agents) >= MAX_AGENTS:  # bounded: specs come from people
             self._agents.clear()
         agent: LearningAgent | None = None
-        info = registry.AGENTS.get(spec.name)
-        factory = info.factory if info is not None else None
-        if factory is not None and not (
-            isinstance(factory, type) and not issubclass(factory, LearningAgent)
-        ):
-            try:
-                built = registry.build(spec, game)
-            except Exception:
-                log.exception("cannot build agent %s for %s", spec.label(), game)
-                built = None
-            if isinstance(built, LearningAgent):
-                agent = built
+        try:
+            agent = learning_agent(spec, game)
+        except Exception:
+            log.exception("cannot build agent %s for %s", spec.label(), game)
         self._agents[key] = agent
         return agent
 
@@ -178,7 +163,7 @@ class LearningHub:
                     text = trainable_text(info.name, game)
                     if text is None:
                         continue
-                    agent = _learning_agent(registry.resolve(text, game)[0], game)
+                    agent = learning_agent(registry.resolve(text, game)[0], game)
                     if agent is None:
                         continue
                     state = new_game(game)
@@ -295,37 +280,28 @@ class LearningHub:
         the outbox row `outbox_id` (nothing is written if that row is already gone: exactly
         once). Returns how many memories were written.
         """
-        groups: dict[MemoryId, _Learned] = {}
+        groups: dict[MemoryId, tuple[LearningAgent, list[int]]] = {}
         for seat, spec in seats:
             agent = self.agent(spec, game)
-            if agent is None:
-                continue
-            score = 0.5 if result == "draw" else (1.0 if result == str(seat) else 0.0)
-            mid = (agent.memory_kind, agent.memory_name)
-            group = groups.setdefault(mid, _Learned(agent, []))
-            group.seats.append((seat, score))
+            if agent is not None:
+                mid = (agent.memory_kind, agent.memory_name)
+                groups.setdefault(mid, (agent, []))[1].append(seat)
         if not groups:
             if outbox_id is not None:
                 await self.store.outbox_done(outbox_id)
             return 0
         states, moves = await self.replay(game, variant, match_id)
+        winner = None if result == "draw" else int(result)
         async with contextlib.AsyncExitStack() as locks:
             for mid in sorted(groups):  # one order everywhere: no deadlock between memories
                 await locks.enter_async_context(self._lock(mid))
             writes: list[MemoryWrite] = []
-            for (kind, name), group in groups.items():
-                seats_ = group.seats
-                if len(seats_) == 2 and getattr(group.agent, "learn_whole_game", False):
-                    seats_ = seats_[:1]  # its update covers both colours: once per game
-                new: dict[bytes, bytes] = {}
-                asked = False
-                for seat, score in seats_:
-                    keys = group.agent.learn_keys(states, moves, seat)
-                    asked = asked or bool(keys)
-                    current = await self.rows(kind, name, keys)
-                    current.update({k: new[k] for k in keys if k in new})  # the other seat's
-                    new.update(group.agent.learn(states, moves, seat, score, current))
-                if asked or new:  # settings that keep no memory (a fixed grid) write nothing
+            for (kind, name), (agent, held) in groups.items():
+                learners = learning_seats(agent, held)
+                keys = [k for seat in learners for k in agent.learn_keys(states, moves, seat)]
+                rows = await self.rows(kind, name, keys)
+                new = apply_learning(agent, rows, states, moves, winner, learners)
+                if keys or new:  # settings that keep no memory (a fixed grid) write nothing
                     writes.append(MemoryWrite(kind, name, new, 1, "matches"))
             if not await self.store.memory_apply(writes, outbox_id=outbox_id):
                 return 0  # applied before (a retry after a kill)
@@ -338,15 +314,9 @@ class LearningHub:
         self, game: str, variant: str, match_id: int
     ) -> tuple[list[GameState], list[Move]]:
         """The positions before each stored move, and the moves."""
-        state = new_game(game, variant)
-        states: list[GameState] = []
-        moves: list[Move] = []
-        for row in await self.store.moves(match_id):
-            move = state.parse_move(row.move)
-            states.append(state)
-            moves.append(move)
-            state = state.play(move)
-        return states, moves
+        start = new_game(game, variant)
+        moves = [start.parse_move(row.move) for row in await self.store.moves(match_id)]
+        return replay(start, (), moves), moves
 
     # ------------------------------------------------------------------ the outbox
 
@@ -471,8 +441,8 @@ class LearningHub:
         return job
 
     async def _batch(
-        self, pool: EnginePool, request: TrainRequest, snapshot: dict[bytes, bytes], mid: MemoryId
-    ) -> TrainResult:
+        self, pool: EnginePool, request: BatchRequest, snapshot: dict[bytes, bytes], mid: MemoryId
+    ) -> BatchResult:
         """One batch in the pool; a batch whose worker crashed or hung is tried once more (on
         another worker: the pool replaces a dead one), then the job stops with the error."""
         try:
@@ -502,7 +472,7 @@ class LearningHub:
                 # neither overwrites the other (a batch is about half a second).
                 async with self._lock(mid):
                     snapshot = dict(await self.all_rows(*mid))
-                    request = TrainRequest(
+                    request = BatchRequest(
                         game, spec, budget, opponent, batch, rng.getrandbits(63), p.done
                     )
                     t0 = time.perf_counter()
@@ -620,7 +590,7 @@ class TrainingJob:
 
 
 @dataclass(frozen=True, slots=True)
-class TrainRequest:
+class BatchRequest:
     """One training batch, as it crosses into a worker."""
 
     game: str
@@ -633,18 +603,20 @@ class TrainRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class TrainResult:
+class BatchResult:
+    """What a batch sends back: the rows it changed, and how each game went."""
+
     rows: dict[bytes, bytes]  # the changed rows, final values
     scores: list[float]  # per game: the learner's score (self-play: the first mover's)
     games: int
 
 
-def train_batch_in_worker(request: TrainRequest, memory: dict[bytes, bytes]) -> TrainResult:
+def train_batch_in_worker(request: BatchRequest, memory: dict[bytes, bytes]) -> BatchResult:
     """Play and learn `request.games` games on a snapshot of the memory (in a worker).
 
-    The agent learns after every game, exactly as in a match: it is given the rows its
-    `memory_keys` ask for before each move, and `learn` after the game (self-play: once per
-    seat). In games against an opponent the learner alternates colours.
+    The agent learns after every game, exactly as in a match (`engine.learning.play_and_learn`,
+    self-play: both seats by the learning rule). In games against an opponent the learner
+    alternates colours.
     """
     from lobby.pool import worker_agent
 
@@ -653,186 +625,20 @@ def train_batch_in_worker(request: TrainRequest, memory: dict[bytes, bytes]) -> 
     agent = worker_agent(r.spec, r.game)
     if not isinstance(agent, LearningAgent):
         raise TypeError(f"{r.spec.name} is not a learning agent")
-    opponent: Agent | None = None
-    opp_budget = r.budget
-    if r.opponent is not None:
-        opponent = worker_agent(r.opponent[0], r.game)
-        opp_budget = r.opponent[1]
+    opponent = None if r.opponent is None else worker_agent(r.opponent[0], r.game)
+    opponent_budget = r.budget if r.opponent is None else r.opponent[1]
     changed: dict[bytes, bytes] = {}
     scores: list[float] = []
-    for i in range(r.games):
-        learner_seat = (r.first_game + i) % 2
-        state = new_game(r.game)
-        states: list[GameState] = []
-        moves: list[Move] = []
-        while not state.is_over():
-            if opponent is None or state.to_move() == learner_seat:
-                keys = agent.memory_keys(state)
-                agent.use_memory({k: memory[k] for k in keys if k in memory})
-                move = agent.choose(state, r.budget, rng).move
-            else:
-                move = opponent.choose(state, opp_budget, rng).move
-            states.append(state)
-            moves.append(move)
-            state = state.play(move)
-        outcome = state.outcome()
-        assert outcome is not None
-        winner = outcome.winner
-        for seat in learning_seats(agent, opponent is None, learner_seat):
-            score = 0.5 if winner is None else float(winner == seat)
-            keys = agent.learn_keys(states, moves, seat)
-            new = agent.learn(
-                states, moves, seat, score, {k: memory[k] for k in keys if k in memory}
-            )
-            memory.update(new)
-            changed.update(new)
-        seat = 0 if opponent is None else learner_seat
-        scores.append(0.5 if winner is None else float(winner == seat))
-    return TrainResult(changed, scores, r.games)
-
-
-def learning_seats(agent: LearningAgent, self_play: bool, learner_seat: int) -> list[int]:
-    """Whose `learn` runs after a training game: the learner's seat; in self-play both seats,
-    or one for an agent whose update covers the whole game (`learn_whole_game`, the weight
-    grid), the same rule as `engine.learning` and the lobby's matches."""
-    if not self_play:
-        return [learner_seat]
-    return [0] if getattr(agent, "learn_whole_game", False) else [0, 1]
-
-
-def uses_memory(agent: LearningAgent, game: str) -> bool:
-    """Whether these settings keep a memory at all (a fixed weight grid does not)."""
-    return bool(agent.memory_keys(new_game(game)))
-
-
-def trainable_text(name: str, game: str) -> str | None:
-    """How to name a learning agent so that it trains: `name`, or `name:memory=default`
-    for an agent that only learns when given a memory (the weight grid); None if neither."""
-    for text in (name, f"{name}:memory=default"):
-        try:
-            spec, _ = registry.resolve(text, game)
-            agent = _learning_agent(spec, game)
-        except ValueError:
-            continue
-        if agent is not None and uses_memory(agent, game):
-            return text
-    return None
-
-
-# ---------------------------------------------------------------------- /agents
-
-
-@dataclass(slots=True)
-class AgentOverview:
-    """One agent as `/agents` shows it."""
-
-    game: str
-    name: str
-    description: str
-    levels: list[str]
-    ratings: list[tuple[str, Rating]]  # (what was rated: "default", "level easy", ...)
-    learning: bool
-    memories: list[MemoryInfo]
-    grids: dict[str, str]  # memory name -> heat map text (the weight grid)
-    trainable: str | None = None  # how /train names it
-
-
-async def agents_overview(store: Store, hub: LearningHub | None, game: str) -> list[AgentOverview]:
-    """Every agent of `game`: description, levels, ratings and learned state."""
-    board = await store.leaderboard(game, limit=100_000)
-    by_key = {e.player.agent_key: e.rating for e in board if e.player.agent_key}
-    out: list[AgentOverview] = []
-    for info in registry.agents_for(game):
-        spec, _ = registry.resolve(info.name, game)
-        levels = [n for n, lv in registry.LEVELS[game].items() if lv.spec.name == info.name]
-        ratings: list[tuple[str, Rating]] = []
-        for level in levels:
-            rating = by_key.get(f"{game}:{level}")
-            if rating is not None:
-                ratings.append((f"level {level}", rating))
-        rating = by_key.get(f"{game}:{spec.label()}")
-        if rating is not None:
-            ratings.append((spec.label(), rating))
-        agent = hub.agent(spec, game) if hub is not None else _learning_agent(spec, game)
-        memories: list[MemoryInfo] = []
-        grids: dict[str, str] = {}
-        if agent is not None:
-            memories = await store.memory_list(agent.memory_kind)
-            if agent.memory_kind == "weightgrid":
-                for m in memories:
-                    text = await _grid_text(store, m.kind, m.name)
-                    if text:
-                        grids[m.name] = text
-        out.append(
-            AgentOverview(
-                game,
-                info.name,
-                info.description,
-                levels,
-                ratings,
-                agent is not None,
-                memories,
-                grids,
-                trainable_text(info.name, game) if agent is not None else None,
-            )
-        )
-    return out
-
-
-def _learning_agent(spec: AgentSpec, game: str) -> LearningAgent | None:
-    info = registry.AGENTS[spec.name]
-    if isinstance(info.factory, type) and not issubclass(info.factory, LearningAgent):
-        return None
-    agent = registry.build(spec, game)
-    return agent if isinstance(agent, LearningAgent) else None
-
-
-async def _grid_text(store: Store, kind: str, name: str) -> str | None:
-    """The learned weight grid of one memory as an emoji heat map, if the engine renders it."""
     try:
-        module = importlib.import_module("engine.agents.weightgrid")
-        render: Callable[[Any], str] | None = getattr(module, "render_grid_text", None)
-        if render is None:
-            return None
-        value = await store.memory_get_one(kind, name, b"grid")
-        if value is None:
-            return None
-        decode = getattr(module, "decode_grid", None)
-        if decode is not None:
-            grid = decode(value)
-        else:
-            import numpy as np
-
-            grid = np.frombuffer(value, dtype=np.float64).reshape(8, 8)
-        return str(render(grid))
-    except Exception:
-        log.exception("cannot render the weight grid %s/%s", kind, name)
-        return None
-
-
-def overview_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[str]]:
-    """(heading, lines) for one agent, shared by the Discord embed and the console."""
-    b = "**" if bold else ""
-    heading = a.name
-    if a.levels:
-        heading += f" (level{'s' if len(a.levels) > 1 else ''} {', '.join(a.levels)})"
-    lines = [a.description]
-    for what, r in a.ratings:
-        lines.append(
-            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({plural(r.games, 'game')}: "
-            f"{r.wins}W {r.draws}D {r.losses}L)"
-        )
-    if a.learning:
-        if not a.memories:
-            how = f" agent:{a.trainable}" if a.trainable else ""
-            lines.append(f"{b}Learned{b}: nothing yet (train it with /train{how})")
-        for m in a.memories:
-            lines.append(
-                f"{b}Memory{b} {m.name}: {plural(m.rows, 'row')},"
-                f" {plural(m.games_trained, 'game')} learned"
-            )
-            grid = a.grids.get(m.name)
-            if grid:
-                lines.append(grid)
-                lines.append(HEAT_LEGEND)
-    return heading, lines
+        for i in range(r.games):
+            seat = 0 if opponent is None else (r.first_game + i) % 2
+            agents, budgets = line_up(agent, opponent, seat, r.budget, opponent_budget)
+            seats = learning_seats(agent, (0, 1) if opponent is None else (seat,))
+            start = new_game(r.game)
+            record, new = play_and_learn(start, agents, budgets, rng, agent, memory, seats)
+            changed.update(new)
+            assert record.outcome is not None
+            scores.append(record.outcome.result_for(seat))
+    finally:
+        agent.use_memory({})  # the worker's cached agent must not keep the snapshot alive
+    return BatchResult(changed, scores, r.games)

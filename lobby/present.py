@@ -1,13 +1,23 @@
-"""Words for a match, shared by both front ends (the Discord embed and the console)."""
+"""Words for a match and for the listings (leaderboard, stats, history), shared by both front
+ends: the Discord embeds and the console print the same lines. `**bold**` is Discord's
+markdown; the console shows it bold in a terminal and plain elsewhere."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.agents import registry
+from engine.games import catalog
+from engine.games.catalog import game_info
+from engine.games.catalog import title as game_title
 from lobby.core import Snapshot
+from lobby.models import HistoryEntry, LeaderboardEntry, PlayerStats
+from lobby.overview import AgentOverview
 from lobby.words import RATING_LEGEND, plural
 
-__all__ = ["GAME_TITLES", "RATING_LEGEND", "TERMINATION_TEXT", "plural"]
+__all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "game_title", "plural"]
 
-GAME_TITLES = {"connect4": "Connect Four", "othello": "Othello"}
 TERMINATION_TEXT = {
     "connect": "four in a row",
     "board_full": "the board is full",
@@ -17,19 +27,32 @@ TERMINATION_TEXT = {
     "abandon": "abandoned before a move",
     "stopped": "stopped",
 }
+OUTCOME_TEXT = {"win": "won", "loss": "lost", "draw": "drew"}
 
 
 def piece(game: str, seat: int) -> str:
     """The emoji of a seat's discs, as the board shows them."""
-    if game == "connect4":
-        return "🔴" if seat == 0 else "🟡"
-    return "⚫" if seat == 0 else "⚪"
+    return game_info(game).pieces[seat]
+
+
+def match_title(game: str, variant: str | None) -> str:
+    """The title of the offer a match was started from (a variant's own title), else the
+    game's."""
+    for o in catalog.OFFERS:
+        if o.game == game and (o.variant or game_info(game).default_variant) == variant:
+            return o.title
+    return game_title(game)
 
 
 def title(snap: Snapshot) -> str:
     a, b = snap.seats
     game = snap.match.game
-    return f"{GAME_TITLES[game]}: {a.name} {piece(game, 0)} vs {piece(game, 1)} {b.name}"
+    name = match_title(game, snap.match.variant)
+    return f"{name}: {a.name} {piece(game, 0)} vs {piece(game, 1)} {b.name}"
+
+
+def how_it_ended(termination: str | None) -> str:
+    return TERMINATION_TEXT.get(termination or "", termination or "")
 
 
 def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = None) -> str:
@@ -47,7 +70,7 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
             elif now is not None:
                 line += f", {max(0, int(m.turn_deadline - now))} s left"
         return line
-    how = TERMINATION_TEXT.get(m.termination or "", m.termination or "")
+    how = how_it_ended(m.termination)
     if m.status == "abandoned" or m.result is None:
         return f"Match ended ({how}), no result."
     if m.result == "draw":
@@ -57,13 +80,102 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
 
 
 def score_line(snap: Snapshot) -> str | None:
-    """Othello's disc counts; None for Connect Four."""
-    if snap.match.game != "othello":
-        return None
-    black, white = snap.state.disc_counts()  # type: ignore[attr-defined]
-    return f"⚫ {black} - {white} ⚪"
+    """The score under the board (Othello's disc counts); None where a game has none."""
+    return game_info(snap.match.game).score(snap.state)
 
 
 def footer(snap: Snapshot) -> str:
     rated = "rated" if snap.match.rated else "unrated"
     return f"Match #{snap.id} · {snap.match.variant} · {rated} · ply {snap.match.ply}"
+
+
+# ---------------------------------------------------------------------- listings
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A leaderboard, stats or history as both front ends show it: a title, the lines (or
+    `empty` when there are none) and a legend under them."""
+
+    title: str
+    lines: list[str]
+    empty: str
+    legend: str | None = None
+
+
+#: Under every leaderboard.
+LEADERBOARD_LEGEND = f"{RATING_LEGEND}; W D L: wins, draws and losses in rated games"
+
+
+def leaderboard(
+    game: str, entries: Sequence[LeaderboardEntry], where: str | None = None
+) -> Listing:
+    """`where`: "this server", "everyone", or None where there is only one place."""
+    return Listing(
+        f"{game_title(game)} leaderboard" + (f" ({where})" if where else ""),
+        [
+            f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
+            f"({plural(e.rating.games, 'game')}: {e.rating.wins}W {e.rating.draws}D "
+            f"{e.rating.losses}L)"
+            for e in entries
+        ],
+        f"No rated {game_title(game)} games yet.",
+        LEADERBOARD_LEGEND,
+    )
+
+
+def stats(name: str, rows: Sequence[PlayerStats]) -> Listing:
+    lines = []
+    for s in rows:
+        rating = f"rating {s.rating.ordinal:.1f}" if s.rating is not None else "unrated"
+        lines.append(
+            f"**{game_title(s.game)}**: {s.played} played, {s.wins}W {s.draws}D {s.losses}L, "
+            f"{rating}"
+        )
+    return Listing(f"Stats of {name}", lines, f"{name} has no finished matches yet.")
+
+
+def history(name: str, rows: Sequence[HistoryEntry]) -> Listing:
+    lines = []
+    for h in rows:
+        m = h.match
+        result = OUTCOME_TEXT.get(h.outcome or "", "no result")
+        rated = "rated" if m.rated else "unrated"
+        lines.append(
+            f"#{m.id} {match_title(m.game, m.variant)} vs {h.opponent.display_name}: {result} "
+            f"({how_it_ended(m.termination)}), {plural(m.ply, 'move')}, {rated}"
+        )
+    return Listing(f"Recent matches of {name}", lines, f"{name} has no ended matches yet.")
+
+
+def agents_intro(game: str) -> str:
+    """The line above a game's list of agents."""
+    return (
+        "Levels: " + ", ".join(registry.LEVELS[game]) + ". Ratings are mu - 3 sigma "
+        "(openskill). Play one with /play or /botmatch; learning agents train with /train."
+    )
+
+
+def agent_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[str]]:
+    """(heading, lines) for one agent, shared by the Discord embed and the console."""
+    b = "**" if bold else ""
+    heading = a.name
+    if a.levels:
+        heading += f" (level{'s' if len(a.levels) > 1 else ''} {', '.join(a.levels)})"
+    lines = [a.description]
+    for what, r in a.ratings:
+        lines.append(
+            f"{b}Rating{b} {what}: {r.ordinal:.1f} ({plural(r.games, 'game')}: "
+            f"{r.wins}W {r.draws}D {r.losses}L)"
+        )
+    if a.learning:
+        if not a.memories:
+            how = f" agent:{a.trainable}" if a.trainable else ""
+            lines.append(f"{b}Learned{b}: nothing yet (train it with /train{how})")
+        for m in a.memories:
+            lines.append(
+                f"{b}Memory{b} {m.name}: {plural(m.rows, 'row')},"
+                f" {plural(m.games_trained, 'game')} learned"
+            )
+            lines += a.shown.get(m.name, [])
+    return heading, lines

@@ -1,22 +1,18 @@
-"""Fixtures shared by the lobby, Discord and learning tests."""
+"""Fixtures shared by the lobby, Discord and learning tests (tests get them by name)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from engine.agents import registry
 from lobby.pool import EnginePool
-
-
-class Clock:
-    """A wall clock the test moves by hand (turn clocks, challenge expiry)."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.clock import Clock
+from tests.counting import KIND, register_counting
 
 
 @pytest.fixture
@@ -33,11 +29,31 @@ async def pool() -> AsyncIterator[EnginePool]:
     await p.close()
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Report how many Discord requests tests/discord_spec.py checked (if any test ran it)."""
-    import sys
+@pytest.fixture
+def counting() -> Iterator[None]:
+    """The fake learning agent `counting` (tests/counting.py) is registered for the test."""
+    register_counting()
+    yield
+    registry.AGENTS.pop(KIND, None)
 
-    spec = sys.modules.get("tests.discord_spec")  # not imported: no Discord test ran
+
+@pytest.fixture
+async def env(tmp_path: Path, clock: Clock, pool: EnginePool) -> AsyncIterator[Any]:
+    """The bot and its harness on a fresh database (tests/boardbot.py); a module may define
+    its own ``env`` for a differently configured bot."""
+    # Imported here: the harness (and its spec check, see below) loads only for Discord tests.
+    from tests.boardbot import make_bot
+
+    bot, h = await make_bot(tmp_path / "bot.db", clock, pool)
+    yield bot, h
+    await h.close()
+    await bot.lobby.close()
+    await bot.lobby.store.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Report how many Discord requests tests/harness/spec.py checked (if any test ran it)."""
+    spec = sys.modules.get("tests.harness.spec")  # not imported: no Discord test ran
     if spec is None:
         return
     counts = spec.VALIDATED

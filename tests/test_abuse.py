@@ -19,9 +19,9 @@ from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Where
 from lobby.errors import BadRequest, NotInMatch
 from lobby.pool import EnginePool
-from tests.conftest import Clock
-from tests.discord_harness import Call, Harness, user
-from tests.test_discord_bot import buttons, column_ids
+from tests.boardbot import buttons, column_ids
+from tests.clock import Clock
+from tests.harness import Call, Harness, user
 
 ALICE = user(301, "alice")
 BOB = user(302, "bob")

@@ -24,6 +24,19 @@ def run(*args: str, stdin: str | bytes = "", timeout: float = 120) -> subprocess
     )
 
 
+def test_random_opening_moves_replay_to_the_random_opening() -> None:
+    from engine.play import random_opening, random_opening_moves
+
+    for seed in range(20):
+        start = OthelloState.new() if seed % 2 else Connect4State.new()
+        state, moves = random_opening_moves(start, seed % 7, random.Random(seed))
+        assert state == random_opening(start, seed % 7, random.Random(seed))
+        replayed = start
+        for move in moves:
+            replayed = replayed.play(move)
+        assert replayed == state and len(moves) <= seed % 7
+
+
 def random_c4_positions(n: int, rng: random.Random) -> list[Connect4State]:
     out = []
     while len(out) < n:

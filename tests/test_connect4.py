@@ -1,4 +1,4 @@
-"""Connect Four: the bitboard engine checked against the naive reference in c4_reference.py."""
+"""Connect Four: the bitboard engine checked against the naive tests/reference/c4_reference.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from engine.games.base import (
     Termination,
 )
 from engine.games.connect4 import Connect4State
-from tests.c4_reference import RefBoard
+from tests.reference.c4_reference import RefBoard
 
 U = np.uint64
 

@@ -78,7 +78,7 @@ async def test_a_whole_game_against_the_bot_then_history(lobby: Lobby) -> None:
     history = replies(text)["/history"]
     assert history[0] == "Recent matches of you:"
     ending = r"\((four in a row|the board is full)\)"
-    assert re.match(r"  #1 Connect Four vs Bot \(random\): (win|loss|draw) " + ending, history[1])
+    assert re.match(r"  #1 Connect Four vs Bot \(random\): (won|lost|drew) " + ending, history[1])
     match = await lobby.store.get_match(1)
     assert match is not None and match.status == "finished"
 
@@ -117,7 +117,7 @@ x
     assert board[1].startswith("  1. alice ") and board[1].endswith("(1 game: 1W 0D 0L)")
     assert board[2].startswith("  2. Bob Smith ")
     assert r['/stats user:"Bob Smith"'][1].startswith("  Connect Four: 1 played, 0W 0D 1L, rating")
-    assert r["/history"][1].startswith("  #1 Connect Four vs alice: loss (four in a row), 7 moves")
+    assert r["/history"][1].startswith("  #1 Connect Four vs alice: lost (four in a row), 7 moves")
 
 
 async def test_a_full_column_and_resigning_in_othello(lobby: Lobby) -> None:
@@ -290,7 +290,7 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert len(RESULT.findall(proc.stdout)) == 1
-    assert re.search(r"^  #1 Connect Four vs Bot \(random\): (win|loss|draw) \(", proc.stdout, re.M)
+    assert re.search(r"^  #1 Connect Four vs Bot \(random\): (won|lost|drew) \(", proc.stdout, re.M)
     assert proc.stdout.rstrip().endswith("> /quit")
 
 

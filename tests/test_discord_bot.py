@@ -8,30 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator
+import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from cogs.client import BoardBot
 from cogs.render import board_view
-from db.store import Store
 from engine.games.othello import OthelloState
-from lobby.core import Lobby, LobbyConfig, Snapshot
+from lobby.core import Lobby, Snapshot
 from lobby.pool import EnginePool
-from tests.conftest import Clock
-from tests.discord_harness import (
-    Call,
-    Harness,
-    assert_within_limits,
-    user,
+from tests.boardbot import (
+    ALICE,
+    BOB,
+    CAROL,
+    MOD,
+    buttons,
+    callbacks,
+    column_ids,
+    description,
+    make_bot,
 )
-
-ALICE = user(101, "alice")
-BOB = user(102, "bob")
-CAROL = user(103, "carol")
-MOD = user(104, "mod", permissions=0x2000 | 0x400 | 0x800)  # manage messages + view + send
+from tests.clock import Clock
+from tests.harness import Call, assert_within_limits
 
 EPHEMERAL = 64
 UPDATE_MESSAGE = 7
@@ -39,59 +36,10 @@ CHANNEL_MESSAGE = 4
 DEFERRED = 5  # a new board: the message is made first, the match stored with it, then filled
 
 
-async def _no_sleep(_: float) -> None:
-    await asyncio.sleep(0)
-
-
-async def make_bot(
-    db: Path, clock: Clock, pool: EnginePool, messages: dict[int, Any] | None = None
-) -> tuple[BoardBot, Harness]:
-    """The bot on `db`; `messages`: what Discord shows from before (a restart)."""
-    store = await Store.open(db, clock=clock)
-    # No pause between challenges of a pair here (tests/test_abuse.py tests the limits).
-    config = LobbyConfig(seed=7, challenge_cooldown=0)
-    lobby = Lobby(store, pool, config, clock=clock, sleep=_no_sleep)
-    bot = BoardBot(lobby, run_clock=False)
-    bot.editor.play_interval = 0.0
-    bot.editor.spectate_interval = 0.0
-    bot.editor.channel_rate = bot.editor.global_rate = None
-    harness = await Harness.create(bot, messages=messages)
-    return bot, harness
-
-
-@pytest.fixture
-async def env(tmp_path: Path, clock: Clock, pool: EnginePool) -> AsyncIterator[Any]:
-    bot, h = await make_bot(tmp_path / "bot.db", clock, pool)
-    yield bot, h
-    await h.close()
-    await bot.lobby.close()
-    await bot.lobby.store.close()
-
-
-def callbacks(calls: list[Call]) -> list[Call]:
-    return [c for c in calls if c.is_callback]
-
-
 def check_limits(calls: list[Call]) -> None:
     for call in calls:
         if call.json:
             assert_within_limits(call)
-
-
-def buttons(message: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for row in message.get("components", []) for c in row.get("components", [])]
-
-
-def column_ids(message: dict[str, Any], enabled_only: bool = True) -> list[str]:
-    return [
-        b["custom_id"]
-        for b in buttons(message)
-        if b.get("custom_id", "").startswith("c4:") and not (enabled_only and b.get("disabled"))
-    ]
-
-
-def description(message: dict[str, Any]) -> str:
-    return message["embeds"][0]["description"]
 
 
 async def test_whole_game_against_the_bot(env: Any) -> None:
@@ -443,9 +391,17 @@ async def test_stats_and_history_commands(env: Any) -> None:
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     await h.slash("resign", {}, user=ALICE)
     [cb] = callbacks(await h.slash("history", {}, user=ALICE))
-    assert "vs Bot (easy): lost (resignation)" in cb.embeds[0]["description"]
+    # The same words as the console's (lobby.present): result, how, moves, rated.
+    line = r"^#\d+ Connect Four vs Bot \(easy\): lost \(resignation\), \d+ moves?, rated$"
+    assert re.search(line, cb.embeds[0]["description"], re.M)
     [cb] = callbacks(await h.slash("stats", {"user": ALICE}, user=BOB))
-    assert "Connect Four**: 1 played, 0-0-1" in cb.embeds[0]["description"]
+    assert "**Connect Four**: 1 played, 0W 0D 1L, rating " in cb.embeds[0]["description"]
+    [cb] = callbacks(
+        await h.slash("leaderboard", {"game": "connect4", "scope": "global"}, user=BOB)
+    )
+    assert re.search(
+        r"^\*\*1\.\*\* .+ · -?[0-9.]+ \(1 game: 1W 0D 0L\)$", cb.embeds[0]["description"], re.M
+    )
 
 
 async def test_botmatch_autocomplete_and_bad_agent(env: Any) -> None:

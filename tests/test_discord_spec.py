@@ -1,4 +1,4 @@
-"""tests/discord_spec.py refuses what Discord's published API description refuses.
+"""tests/harness/spec.py refuses what Discord's published API description refuses.
 
 Every Discord test already runs the check (the harness validates each captured request);
 these tests prove it can fail, that its messages name the route and the JSON path of the bad
@@ -24,10 +24,9 @@ from cogs.client import BoardBot
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
-from tests import discord_spec
-from tests.conftest import Clock
-from tests.discord_harness import DEFAULT_CHANNEL_ID, Harness, HarnessError, user
-from tests.discord_spec import (
+from tests.clock import Clock
+from tests.harness import DEFAULT_CHANNEL_ID, Harness, HarnessError, spec, user
+from tests.harness.spec import (
     UNDOCUMENTED_ROUTES,
     VALIDATED,
     SpecError,
@@ -191,8 +190,8 @@ def test_an_unknown_route_fails_unless_allow_listed(monkeypatch: pytest.MonkeyPa
 def test_allow_list_and_tolerances_give_reasons() -> None:
     for key, reason in UNDOCUMENTED_ROUTES.items():
         assert reason.strip(), key
-    paths = discord_spec.load_spec()["paths"]
-    for tolerance in discord_spec.TOLERATED:
+    paths = spec.load_spec()["paths"]
+    for tolerance in spec.TOLERATED:
         assert tolerance.reason.strip(), tolerance
         for operation in tolerance.operations:
             method, template = operation.split(" ", 1)
@@ -205,7 +204,7 @@ def test_a_tolerance_silences_exactly_its_problem(monkeypatch: pytest.MonkeyPatc
     tolerance = Tolerance(
         (f"PATCH {EDIT}",), r"\$\.components\[\d+\]\.components\[\d+\]\.style", "enum", "test"
     )
-    monkeypatch.setattr(discord_spec, "TOLERATED", [tolerance])
+    monkeypatch.setattr(spec, "TOLERATED", [tolerance])
     validate_request("PATCH", EDIT_PATH, body)
     break_title(body)
     with pytest.raises(SpecError, match=r"\$\.embeds\[0\]\.title") as info:
@@ -376,4 +375,4 @@ async def test_the_real_bot_commands_and_board_pass(real_bot: Harness) -> None:
     # The board comes in the callback or in an edit of the deferred response.
     board = next(c for c in calls if c.components)
     assert board.custom_ids()  # the board's buttons were part of what passed
-    assert discord_spec.validate_call(board) is not None
+    assert spec.validate_call(board) is not None

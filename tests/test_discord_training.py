@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +16,10 @@ from db.models import MemoryInfo, Rating
 from db.store import Store
 from engine.agents import registry
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import AgentOverview
+from lobby.overview import AgentOverview
 from lobby.pool import EnginePool
-from tests.discord_harness import (
-    DEFAULT_GUILD_ID,
-    Call,
-    Harness,
-    assert_within_limits,
-    user,
-)
-from tests.test_learning_lobby import KIND, register_counting
+from tests.counting import KIND
+from tests.harness import DEFAULT_GUILD_ID, Call, Harness, assert_within_limits, user
 
 ADMIN_ROLE = 777
 ALICE = user(201, "alice")
@@ -39,11 +33,7 @@ EPHEMERAL = 64
 CHANNEL_MESSAGE = 4
 
 
-@pytest.fixture(autouse=True)
-def counting() -> Iterator[None]:
-    register_counting()
-    yield
-    registry.AGENTS.pop(KIND, None)
+pytestmark = pytest.mark.usefixtures("counting")
 
 
 async def _no_sleep(_: float) -> None:
@@ -204,7 +194,7 @@ def test_agent_pages_split_long_lists_within_discord_limits() -> None:
             [("default", rating)],
             True,
             [MemoryInfo(kind="k", name=f"m{j}", rows=j, games_trained=j) for j in range(3)],
-            {"m0": grid, "m1": grid},
+            {"m0": [grid, "legend"], "m1": [grid, "legend"]},
         )
         for i in range(70)
     ]

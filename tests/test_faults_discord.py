@@ -8,7 +8,7 @@ stored, through discord.py's real dispatch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,7 @@ import pytest
 from cogs.errors import describe
 from lobby.core import Lobby, Person
 from lobby.pool import EnginePool
-from tests.conftest import Clock
-from tests.discord_harness import Call, Harness, _http_error
-from tests.test_discord_bot import (
+from tests.boardbot import (
     ALICE,
     BOB,
     MOD,
@@ -29,6 +27,8 @@ from tests.test_discord_bot import (
     description,
     make_bot,
 )
+from tests.clock import Clock
+from tests.harness import Call, Harness, http_error
 
 CALLBACK = ("POST", "/interactions/{webhook_id}/{webhook_token}/callback")
 ORIGINAL = ("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/@original")
@@ -43,19 +43,10 @@ def fail(h: Harness, key: tuple[str, str], status: int, code: int, times: int = 
         failed.append(call)
         if len(failed) >= times:
             del h.responders[key]
-        raise _http_error(status, code, "injected")
+        raise http_error(status, code, "injected")
 
     h.responders[key] = responder
     return failed
-
-
-@pytest.fixture
-async def env(tmp_path: Path, clock: Clock, pool: EnginePool) -> AsyncIterator[Any]:
-    bot, h = await make_bot(tmp_path / "bot.db", clock, pool)
-    yield bot, h
-    await h.close()
-    await bot.lobby.close()
-    await bot.lobby.store.close()
 
 
 async def accepted_challenge(h: Harness) -> dict[str, Any]:

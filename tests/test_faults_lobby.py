@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 import faults
+from db.errors import CorruptRowError
 from db.store import Store
 from engine.agents.base import AgentSpec
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
+from lobby.errors import LobbyError, MatchNotFound, StoreFailed
 from lobby.pool import EnginePool, JobTimeout, WorkerCrashed
-from tests.conftest import Clock
-from tests.test_learning_lobby import KIND, register_counting
+from tests.clock import Clock
+from tests.counting import KIND, register_counting
 from tests.test_lobby import _game_with_a_pass
 
 ALICE = Person("local", "alice", "Alice")
@@ -356,3 +358,24 @@ async def test_a_busy_database_when_noting_a_shown_end_is_only_a_warning(
     await lobby.final_shown(snap.id)  # the editor's note, in a task of its own
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     assert "cannot note that its end is shown" in caplog.text  # a restart shows it again
+
+
+async def test_a_request_on_a_corrupt_match_gets_the_lobbys_error_not_the_stores(
+    lobby: Lobby, tmp_path: Path, pool: EnginePool, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Front ends know one family of errors: the store's are translated where a request
+    leaves the lobby (and a corrupt row is logged with its details)."""
+    bad, _good = await _corrupt_one(lobby)
+    lobby._states.clear()
+    with pytest.raises(StoreFailed) as caught:
+        await lobby.snapshot(bad)
+    assert isinstance(caught.value, LobbyError)
+    assert isinstance(caught.value.__cause__, CorruptRowError)
+    assert "could not be read" in str(caught.value)
+    assert f"corrupt row in moves (match {bad} ply 0)" in caplog.text
+    with pytest.raises(MatchNotFound):
+        await lobby.snapshot(10**12)
+    closed = await open_lobby(tmp_path / "closed.db", pool, clock)
+    await shut(closed)
+    with pytest.raises(StoreFailed, match="shutting down"):
+        await closed.stats(ALICE)

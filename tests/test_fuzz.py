@@ -27,7 +27,7 @@ from engine.agents.base import Budget
 from engine.serve import answer
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
-from tests.discord_harness import Harness, user
+from tests.harness import Harness, user
 
 GAMES = ("connect4", "othello")
 HOSTILE = st.sampled_from(

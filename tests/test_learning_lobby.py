@@ -1,110 +1,32 @@
 """Learning agents in the lobby: memory to the worker, learning from every match, training.
 
-A tiny fake learning agent (`counting`: it counts games per position) pins the contract down
-without depending on the real agents; the real `trainer` gets its own test when it exists.
+A tiny fake learning agent (`counting` in tests/counting.py: it counts games per position) pins
+the contract down without depending on the real agents; the real `trainer` has its own tests.
 """
 
 from __future__ import annotations
 
 import logging
-import random
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from db.store import Store
-from engine.agents import registry
-from engine.agents.base import AgentInfo, AgentSpec, Budget, Decision, LearningAgent
-from engine.games.base import GameState, Move
+from engine.agents.base import AgentSpec, Budget, Decision
 from lobby.core import Lobby, LobbyConfig, Person
-from lobby.learning import TrainRequest, train_batch_in_worker
+from lobby.errors import LobbyError, TrainingRefused
+from lobby.learning import BatchRequest, train_batch_in_worker
 from lobby.pool import EnginePool
-from tests.conftest import Clock
+from tests.clock import Clock
+from tests.counting import KIND, CountingLearner, pos_key, register_counting
 
 #: These tests name their own learning agent by spec and let it learn (the bot does neither).
 TEST_CONFIG = LobbyConfig(raw_specs=True, learn_any=True)
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")
-KIND = "counting"
-
-
-def _pos(state: GameState) -> bytes:
-    return b"seen:" + repr(state.key()).encode()
-
-
-class CountingLearner(LearningAgent):
-    """Plays the column in its `prefer` row if legal, else the leftmost; learns game counts.
-
-    Memory: b"games" (games learned), b"score" (sum of results x2), and one b"seen:<pos>"
-    row per position it moved in, counting how often.
-    """
-
-    memory_kind = KIND
-
-    def __init__(self, memory: str = "default", crash: bool = False) -> None:
-        self.memory_name = memory
-        self.crash = crash
-        self.rows: dict[bytes, bytes] = {}
-
-    def memory_keys(self, state: GameState) -> list[bytes]:
-        return [b"prefer", _pos(state)]
-
-    def use_memory(self, rows: Mapping[bytes, bytes]) -> None:
-        self.rows = dict(rows)
-
-    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
-        legal = state.legal_moves()
-        prefer = self.rows.get(b"prefer")
-        move = int(prefer) if prefer is not None and int(prefer) in legal else legal[0]
-        return Decision(move, info={"rows": sorted(self.rows)})
-
-    def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
-        return [b"games", b"score"] + [_pos(s) for s in states if s.to_move() == seat]
-
-    def learn(
-        self,
-        states: list[GameState],
-        moves: list[Move],
-        seat: int,
-        result: float,
-        rows: Mapping[bytes, bytes],
-    ) -> dict[bytes, bytes]:
-        if self.crash:
-            raise RuntimeError("learn crashed on purpose")
-
-        def bump(key: bytes, by: int) -> None:
-            out[key] = str(int(out.get(key, rows.get(key, b"0"))) + by).encode()
-
-        out: dict[bytes, bytes] = {}
-        bump(b"games", 1)
-        bump(b"score", int(2 * result))
-        for s in states:
-            if s.to_move() == seat:
-                bump(_pos(s), 1)
-        return out
-
-
-INFO = AgentInfo(
-    KIND,
-    ("connect4", "othello"),
-    "test agent: counts games per position",
-    CountingLearner,
-)
-
-
-def register_counting() -> None:
-    """Register the fake agent (also called inside a worker process through the pool)."""
-    if KIND not in registry.AGENTS:
-        registry.register(INFO)
-
-
-@pytest.fixture(autouse=True)
-def counting() -> Iterator[None]:
-    register_counting()
-    yield
-    registry.AGENTS.pop(KIND, None)
+pytestmark = pytest.mark.usefixtures("counting")
 
 
 class Spy:
@@ -181,7 +103,7 @@ async def test_a_match_against_a_learning_agent_is_learned_in_one_write(lobby: L
     snap = await lobby.start_pve(ALICE, "connect4", KIND, "bot")
     await play_out(lobby, snap.id)
     first = spy.memories[0]
-    assert first is not None and first[_pos(bot_states[0])] == b"1"
+    assert first is not None and first[pos_key(bot_states[0])] == b"1"
     assert (await lobby.store.memory_get_one(KIND, "default", b"games")) == b"2"
 
 
@@ -266,7 +188,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
     lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
     await play_out(lob, snap.id)
-    first_pos = _pos((await lob.learning.replay("connect4", snap.match.variant, snap.id))[0][0])
+    first_pos = pos_key((await lob.learning.replay("connect4", snap.match.variant, snap.id))[0][0])
     await lob.close()
     await store.close()
 
@@ -328,6 +250,9 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
         lobby.train("connect4", "random", 10)
     with pytest.raises(BadRequest, match="between"):
         lobby.train("connect4", f"{KIND}:memory=x", 0)
+    with pytest.raises(TrainingRefused, match="between 1 and") as refused:
+        lobby.learning.start_training(lobby.pool, "connect4", AgentSpec(KIND), Budget(), 0)
+    assert isinstance(refused.value, LobbyError)  # front ends show it as any lobby error
     progress = await job.wait()
     assert progress.finished and progress.error is None and progress.done == 40
     assert len(spy.puts) == progress.batches >= 2
@@ -348,7 +273,7 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
 def test_training_batch_learns_after_every_game() -> None:
     register_counting()
     memory: dict[bytes, bytes] = {}
-    req = TrainRequest(
+    req = BatchRequest(
         "connect4", AgentSpec(KIND), Budget(), (AgentSpec("random"), Budget()), 3, 7, 0
     )
     result = train_batch_in_worker(req, memory)
@@ -362,7 +287,7 @@ async def test_memory_reaches_a_worker_process(tmp_path: Path, clock: Clock) -> 
     store = await Store.open(tmp_path / "proc.db", clock=clock)
     lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     try:
-        await pool.run(register_counting)  # the worker imports this module: it knows the agent
+        await pool.run(register_counting)  # the worker imports tests/counting.py: knows the agent
         await store.memory_put(KIND, "default", [(b"prefer", b"5")])
         snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
         snap = await lob.advance(snap.id)

@@ -13,7 +13,7 @@ from engine.games.connect4 import Connect4State
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.errors import BadMove, BadRequest, MatchOver, NotInMatch, NotYourTurn, StaleAction
 from lobby.pool import EnginePool
-from tests.conftest import Clock
+from tests.clock import Clock
 
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from engine.games import othkernels as k
 from engine.games.base import GameState, IllegalMoveError, NotationError, Termination
 from engine.games.othello import PASS, OthelloState, square_name
-from tests.othello_reference import RefBoard
+from tests.reference.othello_reference import RefBoard
 
 START = "---------------------------OX------XO--------------------------- X"
 PERFT = [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288]

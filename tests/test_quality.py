@@ -3,6 +3,7 @@ the layers (import-linter's contracts in pyproject.toml)."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,11 @@ def test_layers_hold() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
+
+
+def test_the_console_goes_through_the_lobby() -> None:
+    """import-linter checks packages only: the console module's imports are checked here."""
+    tree = ast.parse((ROOT / "console.py").read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not {m for m in names if m.split(".")[0] in ("db", "aiosqlite", "discord", "cogs")}

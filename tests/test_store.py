@@ -15,6 +15,7 @@ import pytest
 
 from db import (
     CorruptRowError,
+    Finish,
     Match,
     MatchNotFoundError,
     MatchNotLiveError,
@@ -22,6 +23,7 @@ from db import (
     Player,
     PlayerNotFoundError,
     Rating,
+    RatingFn,
     SchemaTooNewError,
     StaleMoveError,
     StaleRatingError,
@@ -29,7 +31,7 @@ from db import (
     StoreClosedError,
 )
 from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, split_statements
-from db.models import MatchKind, Result
+from db.models import MatchKind, MatchStatus, Result
 
 MU, SIGMA = 25.0, 25.0 / 3
 
@@ -51,6 +53,34 @@ async def _people(store: Store) -> tuple[Player, Player, Player]:
     bob = await store.get_or_create_user(222, "bob")
     bot = await store.get_or_create_agent("connect4:medium", "Medium bot")
     return alice, bob, bot
+
+
+async def _finish(
+    store: Store,
+    match_id: int,
+    status: MatchStatus,
+    result: Result | None,
+    termination: str,
+    ratings: list[Rating] | RatingFn | None = None,
+    *,
+    expected_ply: int | None = None,
+) -> Match:
+    """End a match as the lobby does: a step with only a finish."""
+    finish = Finish(status, result, termination, ratings)
+    return await store.commit_step(match_id, expected_ply, (), finish=finish)
+
+
+async def _rating(store: Store, player_id: int, game: str) -> Rating | None:
+    return {s.game: s.rating for s in await store.player_stats(player_id)}.get(game)
+
+
+async def _pragmas(store: Store) -> dict[str, object]:
+    conn = store._require_open()  # low-level check of the store's own connection
+    out: dict[str, object] = {}
+    for pragma in ("user_version", "journal_mode", "foreign_keys", "synchronous", "busy_timeout"):
+        rows = list(await conn.execute_fetchall(f"PRAGMA {pragma}"))
+        out[pragma] = rows[0][0]
+    return out
 
 
 def _bump(old: Rating | None, pid: int, game: str, mu: float, sigma: float, outcome: str) -> Rating:
@@ -99,7 +129,7 @@ async def _play_rated(
             out.append(_bump(current[pid], pid, game, mu, sigma, outcome))
         return out
 
-    return await store.finish_match(m.id, "finished", result, "connect", rate)
+    return await _finish(store, m.id, "finished", result, "connect", rate)
 
 
 # ---------------------------------------------------------------- schema & connection
@@ -109,7 +139,7 @@ async def test_fresh_file_is_migrated_with_wal_and_foreign_keys(
     store: Store, store_path: Path
 ) -> None:
     assert store_path.exists()
-    diag = await store.diagnostics()
+    diag = await _pragmas(store)
     assert diag["user_version"] == LATEST_VERSION
     assert diag["journal_mode"] == "wal"
     assert diag["foreign_keys"] == 1
@@ -121,7 +151,7 @@ async def test_reopen_is_idempotent(store_path: Path) -> None:
     async with Store.open(store_path) as s:
         await s.get_or_create_user(1, "x")
     async with Store.open(store_path) as s:  # migrations must not re-run
-        assert (await s.diagnostics())["user_version"] == LATEST_VERSION
+        assert (await _pragmas(s))["user_version"] == LATEST_VERSION
         assert (await s.find_user(1)) is not None
     async with await Store.open(store_path) as s:  # awaited form is a context manager too
         assert not s.closed
@@ -225,7 +255,7 @@ async def test_match_lifecycle(store: Store) -> None:
 
     m = await store.set_message(m.id, 1, 2, 3)
     assert (m.guild_id, m.channel_id, m.message_id) == (1, 2, 3)
-    assert await store.live_match_for_player(alice.id) == m
+    assert await store.live_matches(alice.id) == [m]
     assert [x.id for x in await store.live_matches()] == [m.id]
 
     assert await store.append_move(m.id, 0, "d", alice.id, think_ms=1500) == 1
@@ -243,7 +273,8 @@ async def test_match_lifecycle(store: Store) -> None:
         (1, "c", bot.id, 20),
     ]
 
-    done = await store.finish_match(
+    done = await _finish(
+        store,
         m.id,
         "finished",
         "0",
@@ -256,17 +287,17 @@ async def test_match_lifecycle(store: Store) -> None:
     assert (done.status, done.result, done.termination) == ("finished", "0", "resign")
     assert done.finished_at is not None and done.turn_deadline is None
     assert done.winner_id == alice.id and done.outcome_for(bot.id) == "loss"
-    r = await store.get_rating(alice.id, "connect4")
+    r = await _rating(store, alice.id, "connect4")
     assert r is not None and (r.mu, r.games, r.wins) == (27.0, 1, 1)
 
     with pytest.raises(MatchNotLiveError):
         await store.append_move(m.id, 2, "e", alice.id)
     with pytest.raises(MatchNotLiveError):
-        await store.finish_match(m.id, "abandoned", None, "abandon")
+        await _finish(store, m.id, "abandoned", None, "abandon")
     with pytest.raises(MatchNotFoundError):
-        await store.finish_match(424242, "abandoned", None, "abandon")
+        await _finish(store, 424242, "abandoned", None, "abandon")
     assert await store.live_matches() == []
-    assert await store.live_match_for_player(alice.id) is None
+    assert await store.live_matches(alice.id) == []
 
 
 async def test_concurrent_append_move_applies_exactly_once(store: Store) -> None:
@@ -305,26 +336,26 @@ async def test_finish_match_is_atomic_with_ratings(store: Store) -> None:
         Rating(bob.id, "connect4", 23.0, -1.0, 1, 0, 0, 1),  # sigma <= 0: CHECK fails
     ]
     with pytest.raises(sqlite3.IntegrityError):
-        await store.finish_match(m.id, "finished", "0", "connect", bad)
+        await _finish(store, m.id, "finished", "0", "connect", bad)
     # Neither the match outcome nor the first (valid) rating was kept.
     got = await store.get_match(m.id)
     assert got is not None and got.status == "live" and got.result is None
-    assert await store.get_rating(alice.id, "connect4") is None
+    assert await _rating(store, alice.id, "connect4") is None
 
     stale = [Rating(alice.id, "connect4", 27.0, 8.0, 5, 5, 0, 0)]
     with pytest.raises(StaleRatingError):
-        await store.finish_match(m.id, "finished", "0", "connect", stale)
+        await _finish(store, m.id, "finished", "0", "connect", stale)
 
     with pytest.raises(StaleMoveError):  # a time forfeit racing a move must not apply
-        await store.finish_match(m.id, "finished", "1", "time", None, expected_ply=3)
+        await _finish(store, m.id, "finished", "1", "time", None, expected_ply=3)
 
     good = [bad[0], Rating(bob.id, "connect4", 23.0, 8.0, 1, 0, 0, 1)]
-    await store.finish_match(m.id, "finished", "0", "connect", good, expected_ply=0)
-    assert (await store.get_rating(bob.id, "connect4")) is not None
+    await _finish(store, m.id, "finished", "0", "connect", good, expected_ply=0)
+    assert (await _rating(store, bob.id, "connect4")) is not None
 
     casual = await store.create_match("connect4", "pvp", alice.id, bob.id)
     with pytest.raises(ValueError, match="unrated"):
-        await store.finish_match(casual.id, "finished", "draw", "board_full", good)
+        await _finish(store, casual.id, "finished", "draw", "board_full", good)
 
 
 # ---------------------------------------------------------------- leaderboard & stats
@@ -365,9 +396,9 @@ async def test_history_and_stats(store: Store) -> None:
     await _play_rated(store, alice, bob, "0", {alice.id: (26.0, 8.0), bob.id: (24.0, 8.0)})
     await _play_rated(store, bob, alice, "draw", {alice.id: (26.0, 7.0), bob.id: (24.0, 7.0)})
     oth = await store.create_match("othello", "pve", bot.id, alice.id)  # unrated
-    await store.finish_match(oth.id, "finished", "0", "no_moves")
+    await _finish(store, oth.id, "finished", "0", "no_moves")
     voided = await store.create_match("othello", "pvp", alice.id, bob.id)
-    await store.finish_match(voided.id, "abandoned", None, "stopped")
+    await _finish(store, voided.id, "abandoned", None, "stopped")
     await store.create_match("connect4", "pvp", alice.id, bob.id)  # still live: not history
 
     hist = await store.history(alice.id)
@@ -393,22 +424,14 @@ async def test_expired_turns(store: Store) -> None:
     m2 = await store.create_match("connect4", "pve", alice.id, bot.id, turn_deadline=50.0)
     await store.create_match("connect4", "pve", alice.id, bot.id, turn_deadline=None)
     m4 = await store.create_match("othello", "pvp", bob.id, alice.id, turn_deadline=10.0)
-    await store.finish_match(m4.id, "finished", "1", "resign")
-    assert [m.id for m in await store.expired_turns(now=101.0)] == [m2.id, m1.id]
-    assert [m.id for m in await store.expired_turns(now=60.0)] == [m2.id]
+    await _finish(store, m4.id, "finished", "1", "resign")
+    assert await store.expired_turn_ids(now=101.0) == [m2.id, m1.id]
+    assert await store.expired_turn_ids(now=60.0) == [m2.id]
     await store.set_turn_deadline(m2.id, 500.0)
-    assert await store.expired_turns(now=60.0) == []
+    assert await store.expired_turn_ids(now=60.0) == []
 
 
-# ---------------------------------------------------------------- settings & memory
-
-
-async def test_guild_settings(store: Store) -> None:
-    assert await store.get_guild_settings(42) == {}
-    await store.set_guild_settings(42, {"turn_seconds": 120, "spectate_delay": 5})
-    merged = await store.update_guild_settings(42, {"spectate_delay": None, "x": [1, 2]})
-    assert merged == {"turn_seconds": 120, "x": [1, 2]}
-    assert await store.get_guild_settings(42) == merged
+# ---------------------------------------------------------------- memory
 
 
 async def test_agent_memory_batch_roundtrip(store: Store) -> None:
@@ -427,7 +450,7 @@ async def test_agent_memory_batch_roundtrip(store: Store) -> None:
     assert n == 5002
 
     got = await store.memory_get("qlearn", "c4-a")
-    assert len(got) == 5002 and await store.memory_count("qlearn", "c4-a") == 5002
+    assert len(got) == 5002
     for k, v in items:
         assert got[k.encode() if isinstance(k, str) else k] == v
     back = np.load(io.BytesIO(got[b"weights"]))
@@ -454,9 +477,6 @@ async def test_agent_memory_batch_roundtrip(store: Store) -> None:
     await store.memory_put("qlearn", "c4-b", [("k2", b"v2")], replace=True)
     assert await store.memory_get("qlearn", "c4-b") == {b"k2": b"v2"}
 
-    assert await store.memory_delete("qlearn", "c4-a") == 5002
-    assert await store.memory_count("qlearn", "c4-a") == 0
-    assert await store.memory_info("qlearn", "c4-a") is None
     with pytest.raises(TypeError, match="bytes"):
         await store.memory_put("qlearn", "c4-b", [("k", "not bytes")])  # type: ignore[list-item]
 
@@ -471,7 +491,8 @@ async def test_reopen_sees_everything(store_path: Path) -> None:
         await s.append_move(m.id, 0, "d", alice.id)
         live = await s.create_match("othello", "pve", bot.id, alice.id, options={"level": 3})
         await s.append_move(live.id, 0, "f5", bot.id)
-        await s.finish_match(
+        await _finish(
+            s,
             m.id,
             "finished",
             "1",
@@ -481,7 +502,6 @@ async def test_reopen_sees_everything(store_path: Path) -> None:
                 Rating(bot.id, "connect4", 26.0, 8.0, 1, 1, 0, 0),
             ],
         )
-        await s.set_guild_settings(7, {"turn_seconds": 30})
         await s.memory_put("q", "n", [(b"k", b"v")])
 
     async with Store.open(store_path) as s:
@@ -495,7 +515,6 @@ async def test_reopen_sees_everything(store_path: Path) -> None:
             bot.id,
             alice.id,
         ]
-        assert await s.get_guild_settings(7) == {"turn_seconds": 30}
         assert await s.memory_get("q", "n") == {b"k": b"v"}
         assert (await s.get_or_create_user(111, "alice")).id == alice.id
 
@@ -521,4 +540,4 @@ async def test_corrupt_rows_raise_naming_the_row(store_path: Path) -> None:
         with pytest.raises(
             CorruptRowError, match=r"ratings \(player_id=\d+, game='connect4'\).*mu"
         ):
-            await s.get_rating(alice.id, "connect4")
+            await s.player_stats(alice.id)

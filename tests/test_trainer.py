@@ -258,6 +258,9 @@ def test_training_loop_learns_in_process_and_checkpoints() -> None:
     rows = backend.memories[("trainer", "default")]
     assert len(rows) == result.rows > 300
     assert all(len(v) == 28 for v in rows.values())
+    assert backend.meta[("trainer", "default")]["format"] == (
+        "key: canonical position (mirror-merged); value: 7 x float32 (<f4) weights"
+    )
     # A second run continues counting and evaluates on the way.
     config = TrainConfig(
         game="connect4",

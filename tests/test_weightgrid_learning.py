@@ -14,10 +14,12 @@ import pytest
 
 from engine.agents import registry
 from engine.agents.base import Budget
+from engine.agents.trainer import TrainerAgent
 from engine.agents.weightgrid import (
     DEFAULT_GRID,
     GRID_KEY,
     HEAT,
+    HEAT_LEGEND,
     WeightGridAgent,
     decode_grid,
     encode_grid,
@@ -29,7 +31,7 @@ from engine.agents.weightgrid import (
     weight_capture_move,
 )
 from engine.games.othello import OthelloState
-from engine.learning import InMemoryBackend, MemorySession, TrainConfig, train
+from engine.learning import InMemoryBackend, MemorySession, TrainConfig, learning_seats, train
 from engine.play import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,6 +176,25 @@ def test_render_grid_png(tmp_path: Path) -> None:
     path = tmp_path / "grid.png"
     render_grid_png(DEFAULT_GRID, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_learning_rule_runs_a_whole_game_update_once() -> None:
+    grid, trainer = WeightGridAgent(memory="default"), TrainerAgent()
+    assert grid.learn_whole_game and not trainer.learn_whole_game
+    assert learning_seats(grid, (0, 1)) == [0] and learning_seats(trainer, (0, 1)) == [0, 1]
+    assert learning_seats(grid, (1,)) == [1] and learning_seats(trainer, (1,)) == [1]
+
+
+def test_what_the_agent_shows_of_its_memory() -> None:
+    agent = WeightGridAgent()  # a fixed grid shows any stored grid of its kind all the same
+    assert agent.shown_keys() == [GRID_KEY]
+    assert agent.show_memory({}) == []
+    grid = np.arange(64, dtype=np.float64).reshape(8, 8)
+    assert agent.show_memory({GRID_KEY: encode_grid(grid)}) == [
+        render_grid_text(grid),
+        HEAT_LEGEND,
+    ]
+    assert agent.memory_format(OthelloState.new()) == "key b'grid': 64 x float64 (<f8), a1..h8"
 
 
 def test_self_play_training_updates_once_per_game() -> None:

@@ -110,6 +110,9 @@ class LearningAgent(Agent):
     memory_kind: str = ""
     #: Which named memory of that kind this agent uses.
     memory_name: str = "default"
+    #: One `learn` per game even when this memory plays both seats, because the update covers
+    #: the whole game (the weight grid); False: each seat learns its own moves (the trainer).
+    learn_whole_game: bool = False
 
     @abstractmethod
     def memory_keys(self, state: GameState) -> list[bytes]:
@@ -137,6 +140,20 @@ class LearningAgent(Agent):
     @abstractmethod
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
         """The rows `learn` reads for that game."""
+
+    def memory_format(self, start: GameState) -> str:
+        """What a row holds, in a few words (training stores it in the memory's meta)."""
+        return ""
+
+    def shown_keys(self) -> list[bytes]:
+        """The rows `show_memory` reads (none: a memory is shown by its counts only)."""
+        return []
+
+    def show_memory(self, rows: Mapping[bytes, bytes]) -> list[str]:
+        """Lines that show people a stored memory, from its `shown_keys` rows (a line may span
+        several; e.g. the weight grid's heat map and its legend). Any memory of this kind may be
+        given, not only this agent's own."""
+        return []
 
 
 def require_moves(state: GameState) -> list[Move]:

@@ -26,8 +26,8 @@ from engine.agents.base import (
     plain_number,
     shown,
 )
+from engine.games.catalog import GAMES as GAMES
 
-GAMES = ("connect4", "othello")
 BUDGET_KEYS = ("time", "nodes", "depth")
 #: The most `key=value` settings one spec may hold (every agent takes far fewer).
 MAX_SETTINGS = 16

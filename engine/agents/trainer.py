@@ -44,7 +44,7 @@ it collects and shrinks with its losses; the exploration range then lets the alt
 tried once a move's weight has dropped.
 
 Training (self-play against a greedy copy of itself by default), its speed and its learning
-curves: `engine.learning`, `python -m engine train` and docs/learning.md.
+curves: `engine.learning` (the `train` CLI's loop), `python -m engine train` and docs/learning.md.
 """
 
 from __future__ import annotations
@@ -308,6 +308,10 @@ class TrainerAgent(LearningAgent):
         )
 
     # -- learning -----------------------------------------------------------------------------
+
+    def memory_format(self, start: GameState) -> str:
+        cols = _c4(start).cols
+        return f"key: canonical position (mirror-merged); value: {cols} x float32 (<f4) weights"
 
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
         return [position(_c4(s)).key for s in states[: len(moves)] if s.to_move() == seat]

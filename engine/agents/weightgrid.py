@@ -22,12 +22,12 @@ Which grid (`grid=`):
 Learning (the seed's end-of-game code): every square holding the winner's colour +1, every square
 holding the loser's colour -1; a draw changes nothing (the seed only rewards a winner). This is
 one update per GAME, whichever seat asks: a runner playing the agent against itself must call
-`learn` once per game, not once per seat (`learn_whole_game` says so; the training loop and the
-CLI honour it).
+`learn` once per game, not once per seat (`learn_whole_game` says so; the learning rule,
+`engine.learning.rule.learning_seats`, honours it for every runner).
 
 Display: the seed shows the grid normalised. `normalised_grid` divides by the largest absolute
 weight (so values lie in [-1, 1], zero stays zero); `render_grid_text` draws an emoji heat map by
-quantile and `render_grid_png` a labelled heat map image.
+quantile (`show_memory` gives it to `/agents`) and `render_grid_png` a labelled heat map image.
 """
 
 from __future__ import annotations
@@ -135,6 +135,8 @@ def normalised_grid(grid: Grid) -> Grid:
 
 #: Heat-map colours from the lowest fifth of the weights to the highest.
 HEAT = ("🟦", "🟩", "🟨", "🟧", "🟥")
+#: Under a heat map: what its colours say (rank 8 on top, as the board is drawn).
+HEAT_LEGEND = "🟦 squares it learned to avoid … 🟥 squares it learned to want (a1 bottom left)"
 
 
 def heat_levels(grid: Grid) -> npt.NDArray[np.int64]:
@@ -248,6 +250,17 @@ class WeightGridAgent(LearningAgent):
 
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
         return [GRID_KEY] if self.learned else []
+
+    def memory_format(self, start: GameState) -> str:
+        return "key b'grid': 64 x float64 (<f8), a1..h8"
+
+    def shown_keys(self) -> list[bytes]:
+        return [GRID_KEY]
+
+    def show_memory(self, rows: Mapping[bytes, bytes]) -> list[str]:
+        """The learned grid as an emoji heat map, and what its colours say (none without one)."""
+        raw = rows.get(GRID_KEY)
+        return [] if raw is None else [render_grid_text(decode_grid(raw)), HEAT_LEGEND]
 
     def learn(
         self,

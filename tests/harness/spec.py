@@ -2,7 +2,7 @@
 
 ``tests/data/discord-api-spec/openapi.json`` is Discord's own machine-readable description of
 its v10 HTTP API (see ``tests/data/README.md``).  :func:`validate_call` finds the operation a
-:class:`~tests.discord_harness.Call` hits by matching its method and *concrete* path against
+:class:`~tests.harness.payloads.Call` hits by matching its method and *concrete* path against
 the spec's path templates (discord.py and Discord name the path parameters differently, e.g.
 ``{webhook_id}`` vs ``{interaction_id}``), then validates the path parameters, the query
 string and the JSON body against that operation's schemas with ``jsonschema`` (Draft 2020-12;
@@ -30,7 +30,8 @@ from jsonschema.exceptions import ValidationError, relevance
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from tests.discord_harness import Call, HarnessError
+from tests.harness.errors import HarnessError
+from tests.harness.payloads import Call
 
 __all__ = [
     "SPEC_PATH",
@@ -46,7 +47,7 @@ __all__ = [
     "validate_request",
 ]
 
-SPEC_PATH = Path(__file__).parent / "data" / "discord-api-spec" / "openapi.json"
+SPEC_PATH = Path(__file__).parents[1] / "data" / "discord-api-spec" / "openapi.json"
 # The whole document is registered under this URI; every validator's root schema is a
 # ``$ref`` into it, so the spec's own ``#/components/...`` refs resolve against the document.
 _SPEC_URI = "urn:discord-api-spec"

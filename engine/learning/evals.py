@@ -1,0 +1,81 @@
+"""Evaluating a learner during training: fixed seeded games against each evaluation opponent.
+
+The same games (openings and RNG seeds) at every evaluation point, so a curve moves only with the
+memory; the learner plays them greedy where it has an exploration range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.agents import registry
+from engine.agents.base import Agent, AgentSpec, LearningAgent, Limits
+from engine.games.catalog import game_info
+from engine.learning.rule import seat_result
+from engine.learning.workers import PlayedGame, TrainGame
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSpec:
+    """One evaluation line: the learner (with `learner_params` overridden) against `opponent`."""
+
+    label: str
+    opponent: str
+    learner_params: tuple[tuple[str, Any], ...] = ()
+
+
+def default_evals(game: str, learner: Agent, spec: AgentSpec) -> tuple[EvalSpec, ...]:
+    """Connect Four: random, onestep and the untrained self (the same settings with an empty
+    memory), all greedy (exploration 0). Othello: greedy-random and random, plus the learned
+    grid on every move (capture_share 1)."""
+    if game == "connect4":
+        greedy: tuple[tuple[str, Any], ...] = (
+            (("exploration", 0.0),) if hasattr(learner, "exploration") else ()
+        )
+        evals = [EvalSpec("random", "random", greedy), EvalSpec("onestep", "onestep", greedy)]
+        if isinstance(learner, LearningAgent):
+            params = {**spec.params, **dict(greedy)}
+            params.pop("memory", None)
+            spec_text = spec.name + "".join(f":{k}={v}" for k, v in sorted(params.items()))
+            evals.append(EvalSpec("untrained-self", spec_text, greedy))
+        return tuple(evals)
+    evals = [EvalSpec("greedy-random", "greedy-random"), EvalSpec("random", "random")]
+    if hasattr(learner, "capture_share"):
+        evals.append(
+            EvalSpec("greedy-random(capture=1)", "greedy-random", (("capture_share", 1.0),))
+        )
+    return tuple(evals)
+
+
+def eval_games(
+    game: str, seed: int, count: int, learner: AgentSpec, ev: EvalSpec, base_index: int
+) -> list[TrainGame]:
+    """The fixed seeded games of one evaluation line (same openings at every checkpoint)."""
+    spec, budget = registry.resolve(ev.opponent, game, limits=Limits.none())
+    params = dict(learner.params)
+    params.update(dict(ev.learner_params))
+    lspec = AgentSpec(learner.name, params)
+    plies = game_info(game).opening_plies  # as `python -m engine arena`
+    return [
+        TrainGame(
+            index=base_index + i,
+            learner=lspec,
+            opponent=spec,
+            opponent_budget=budget,
+            learner_seat=i % 2,
+            opening_seed=f"eval-opening:{seed}:{i // 2}",
+            rng_seed=f"eval-game:{seed}:{ev.label}:{i}",
+            opening_plies=plies,
+        )
+        for i in range(count)
+    ]
+
+
+def score(outs: Iterable[PlayedGame], tasks: Sequence[TrainGame]) -> tuple[float, str]:
+    """The learner's mean score (win 1, draw 1/2) and its wins-draws-losses, e.g. "5-1-2"."""
+    seat = {t.index: t.learner_seat or 0 for t in tasks}
+    results = [seat_result(g.winner, seat[g.index]) for g in outs]
+    w, d = results.count(1.0), results.count(0.5)
+    return sum(results) / max(len(tasks), 1), f"{w}-{d}-{len(results) - w - d}"
