@@ -1,10 +1,9 @@
-"""The lobby: match lifecycle, turns, clocks, agent moves and ratings, for any front end.
+"""The lobby front ends use: one object over its parts, plus training, the listings and closing.
 
-Both front ends (Discord cogs and the local console) call this; it knows nothing of Discord. It
-owns the whole life of a match: every step is one transaction under the match's lock, after every
-commit it schedules the agent's turn and announces the snapshot, agents think in the engine pool
-without the lock, and a restart (`resume`) finishes what a kill interrupted. The rules in full:
-docs/architecture.md, "The lobby owns the life of a match".
+Both front ends (Discord cogs and the local console) call it; it knows nothing of Discord. It owns
+the whole life of a match (one transaction a step, the agent's turn scheduled after every commit,
+matches taken up again after a restart); the rules: docs/architecture.md, "The lobby owns the
+life of a match".
 """
 
 from __future__ import annotations
