@@ -35,13 +35,14 @@ def test_the_architecture_sections_that_code_names_exist() -> None:
         for line in (ROOT / "docs" / "architecture.md").read_text("utf-8").splitlines()
         if line.startswith("## ")
     }
-    cited = re.compile(r'docs/architecture\.md, ((?:"[^"]+"(?: and )?)+)')
+    # A section name may wrap onto the next line of a docstring.
+    cited = re.compile(r'docs/architecture\.md, ((?:"[^"]+"(?:\s+and\s+)?)+)')
     named = {
         section
         for p in sources()
         if p.suffix == ".py"
         for match in cited.finditer(p.read_text("utf-8"))
-        for section in re.findall(r'"([^"]+)"', match.group(1))
+        for section in (" ".join(s.split()) for s in re.findall(r'"([^"]+)"', match.group(1)))
     }
     assert named, "no code names a section of docs/architecture.md"
     assert named <= headings, named - headings
