@@ -77,3 +77,14 @@ async def test_aliases_and_unknown_games(lobby: Lobby) -> None:
     text = await run(lobby, "/play game:C4 opponent:random\n/play game:chess opponent:easy\n")
     assert "#1 Connect Four: you" in text
     assert "error: unknown game 'chess': choose one of connect4, othello" in text
+
+
+@pytest.mark.parametrize("chosen", catalog.OFFERS, ids=lambda o: o.key)
+def test_every_offer_builds_its_game(chosen: Offer) -> None:
+    """A variant the engine cannot play (a board too big for its bitboards, say) fails here,
+    not in front of a person."""
+    assert len(catalog.OFFERS) <= 25  # a slash option's choices
+    assert chosen.key == chosen.key.lower() and chosen.key.replace("_", "").isalnum()
+    state = catalog.game_info(chosen.game).new(chosen.variant)
+    assert state.game == chosen.game and not state.is_over()
+    assert catalog.offer(chosen.key) is chosen

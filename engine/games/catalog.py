@@ -130,8 +130,8 @@ GAMES: tuple[str, ...] = tuple(INFO)
 
 #: What people may choose, in the order the choices are shown (at most 25: a slash option's
 #: limit). The first offer of a game plays its default variant. A key is lower-case letters,
-#: digits and `_` (it is stored with a challenge), e.g. `Offer("connect4_9x7", "Connect Four
-#: 9x7", "connect4", "9x7k4")`.
+#: digits and `_` (it is stored with a challenge), e.g. `Offer("connect4_8x7", "Connect Four
+#: 8x7", "connect4", "8x7k4")`.
 OFFERS: tuple[Offer, ...] = (
     Offer("connect4", "Connect Four", "connect4"),
     Offer("othello", "Othello", "othello"),
