@@ -52,8 +52,8 @@ from typing import Any, Protocol
 
 from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, Budget, LearningAgent, Limits
-from engine.agents.trainer import decode_weights, encode_weights, position_key
-from engine.agents.weightgrid import decode_grid, encode_grid
+from engine.agents.connect4.trainer import decode_weights, encode_weights, position_key
+from engine.agents.othello.weightgrid import decode_grid, encode_grid
 from engine.games import new_game
 from engine.games.base import GameState, Move
 from engine.play import play_game

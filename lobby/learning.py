@@ -790,7 +790,7 @@ def _learning_agent(spec: AgentSpec, game: str) -> LearningAgent | None:
 async def _grid_text(store: Store, kind: str, name: str) -> str | None:
     """The learned weight grid of one memory as an emoji heat map, if the engine renders it."""
     try:
-        module = importlib.import_module("engine.agents.weightgrid")
+        module = importlib.import_module("engine.agents.othello.weightgrid")
         render: Callable[[Any], str] | None = getattr(module, "render_grid_text", None)
         if render is None:
             return None

@@ -14,7 +14,7 @@ import pytest
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.agents.weightgrid import (
+from engine.agents.othello.weightgrid import (
     DEFAULT_GRID,
     GRID_KEY,
     HEAT,

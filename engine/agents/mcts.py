@@ -31,11 +31,9 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.agents.base import (
     Agent,
@@ -50,8 +48,7 @@ from engine.agents.base import (
 from engine.games import c4kernels as c4k
 from engine.games import othkernels as ok
 from engine.games.base import GameState
-
-_F = TypeVar("_F", bound=Callable[..., Any])
+from engine.games.bits import kernel, popcount, xorshift
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -66,11 +63,7 @@ _ONGOING = -1.0  # not a finished game
 _MIN_SHARE = 0.1  # pick="ratio": only children with >= 10% of the top visit count
 
 
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True)(fn))
-
-
-@_kernel
+@kernel
 def _select_child(
     node: int,
     child_start: I32,
@@ -88,7 +81,7 @@ def _select_child(
         if visits[i] == 0:
             unvisited += 1
     if unvisited:
-        rng = c4k.xorshift(rng)
+        rng = xorshift(rng)
         r = int((rng >> np.uint64(32)) % np.uint64(unvisited))
         for i in range(start, start + count):
             if visits[i] == 0:
@@ -106,7 +99,7 @@ def _select_child(
     return best, rng
 
 
-@_kernel
+@kernel
 def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
     """Add the playout result along the path; `reward` is for the mover into path[depth]."""
     for d in range(depth, -1, -1):
@@ -116,7 +109,7 @@ def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> Non
         reward = 1.0 - reward
 
 
-@_kernel
+@kernel
 def c4_iterations(
     cur0: np.uint64,
     mask0: np.uint64,
@@ -189,7 +182,7 @@ def c4_iterations(
     state[0] = rng
 
 
-@_kernel
+@kernel
 def oth_iterations(
     me0: np.uint64,
     opp0: np.uint64,
@@ -220,8 +213,8 @@ def oth_iterations(
             legal = ok.legal_mask(me, opp)
             if term[node] == _UNKNOWN:
                 if legal == np.uint64(0) and ok.legal_mask(opp, me) == np.uint64(0):
-                    mine = ok.popcount(me)
-                    theirs = ok.popcount(opp)  # the discs of the mover into this node
+                    mine = popcount(me)
+                    theirs = popcount(opp)  # the discs of the mover into this node
                     term[node] = 1.0 if theirs > mine else (0.5 if theirs == mine else 0.0)
                 else:
                     term[node] = _ONGOING

@@ -57,7 +57,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, choice, require_moves
-from engine.agents.c4lines import centre_order, win_cells
+from engine.agents.connect4.lines import centre_order, win_cells
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
 from engine.games.c4windows import window_masks

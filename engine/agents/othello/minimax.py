@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.agents.base import Agent, Budget, Decision, require_moves
-from engine.agents.otheval import EVALS, WIN, evaluate, final_score, terminal_score
+from engine.agents.othello.evals import EVALS, WIN, evaluate, final_score, terminal_score
 from engine.games.base import GameState, Move
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
 from engine.games.othello import PASS, OthelloState
-from engine.games.othkernels import bit_index, flips, legal_mask, popcount
+from engine.games.othkernels import bit_index, flips, legal_mask
 
 INF = 1_000_000
 MAX_PLY = 160
@@ -53,8 +53,6 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 # stats slots shared between the driver and the kernels
 _NODES, _LIMIT, _ABORT, _BEST, _LEAVES = 0, 1, 2, 3, 4
 
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
 _BYTE = np.uint64(0xFF)
 _CORNERS = np.uint64(0x8100000000000081)
 
@@ -86,15 +84,9 @@ I64Array = npt.NDArray[np.int64]
 # -- kernels ----------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
-def _pc(x: np.uint64) -> int:
-    """popcount as a plain int (keeps the arithmetic below typed as int)."""
-    return int(popcount(x))
-
-
-@njit(cache=True)
+@kernel
 def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
-    h = _ZERO
+    h = ZERO
     for i in range(8):
         sh = np.uint64(8 * i)
         h ^= zob[i, int((me >> sh) & _BYTE)]
@@ -102,7 +94,7 @@ def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
     return h
 
 
-@njit(cache=True)
+@kernel
 def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32Array) -> int:
     """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
     for s in range(slot, slot + 2):
@@ -111,7 +103,7 @@ def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _tt_store(
     me: np.uint64,
     opp: np.uint64,
@@ -134,7 +126,7 @@ def _tt_store(
     tt_v[s, 3] = move
 
 
-@njit(cache=True)
+@kernel
 def _gen_moves(
     me: np.uint64,
     opp: np.uint64,
@@ -149,7 +141,7 @@ def _gen_moves(
     """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count."""
     n = 0
     while moves:
-        bit = moves & (~moves + _ONE)
+        bit = moves & (~moves + ONE)
         sq = bit_index(bit)
         f = flips(me, opp, sq)
         if sq == tt_move:
@@ -157,7 +149,7 @@ def _gen_moves(
         else:
             sc = _SQUARE_ORDER[sq] * 16 + hist[sq]
             if fastest_first:
-                sc -= 1024 * _pc(legal_mask(opp ^ f, me | f | bit))
+                sc -= 1024 * popcount(legal_mask(opp ^ f, me | f | bit))
         mv[ply, 0, n] = sq
         mv[ply, 1, n] = sc
         fl[ply, n] = f
@@ -166,7 +158,7 @@ def _gen_moves(
     return n
 
 
-@njit(cache=True, inline="always")
+@inline_kernel
 def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
     """Selection sort step: move the best-scored remaining move to position i."""
     best = i
@@ -183,7 +175,7 @@ def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
         fl[ply, best] = tf
 
 
-@njit(cache=True)
+@kernel
 def _negamax(
     me: np.uint64,
     opp: np.uint64,
@@ -210,8 +202,8 @@ def _negamax(
             stats[_LEAVES] += 1
         return v
     moves = legal_mask(me, opp)
-    if moves == _ZERO:
-        if legal_mask(opp, me) == _ZERO:
+    if moves == ZERO:
+        if legal_mask(opp, me) == ZERO:
             return terminal_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
@@ -240,7 +232,7 @@ def _negamax(
         _pick(ply, i, n, mv, fl)
         sq = mv[ply, 0, i]
         f = fl[ply, i]
-        bit = _ONE << np.uint64(sq)
+        bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
         if i == 0:
@@ -296,24 +288,24 @@ def _negamax(
     return best
 
 
-@njit(cache=True)
+@kernel
 def _last_move(me: np.uint64, opp: np.uint64) -> int:
     """Exact final score with one empty square left, side to move `me`."""
     empty = ~(me | opp)
     sq = bit_index(empty)
-    a = _pc(me)
-    b = _pc(opp)
-    n = _pc(flips(me, opp, sq))
+    a = popcount(me)
+    b = popcount(opp)
+    n = popcount(flips(me, opp, sq))
     if n > 0:
         return (a + 1 + n) - (b - n)
-    n = _pc(flips(opp, me, sq))
+    n = popcount(flips(opp, me, sq))
     if n > 0:
         return (a - n) - (b + 1 + n)
     d = a - b
     return d + 1 if d > 0 else (d - 1 if d < 0 else 0)
 
 
-@njit(cache=True)
+@kernel
 def _solve(
     me: np.uint64,
     opp: np.uint64,
@@ -333,12 +325,12 @@ def _solve(
     if stats[_NODES] >= stats[_LIMIT]:
         stats[_ABORT] = 1
         return 0
-    empties = 64 - _pc(me | opp)
+    empties = 64 - popcount(me | opp)
     if empties == 1 and ply > 0:
         return _last_move(me, opp)
     moves = legal_mask(me, opp)
-    if moves == _ZERO:
-        if legal_mask(opp, me) == _ZERO:
+    if moves == ZERO:
+        if legal_mask(opp, me) == ZERO:
             return final_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
@@ -368,7 +360,7 @@ def _solve(
         _pick(ply, i, n, mv, fl)
         sq = mv[ply, 0, i]
         f = fl[ply, i]
-        bit = _ONE << np.uint64(sq)
+        bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
         if i == 0:
@@ -759,15 +751,3 @@ class OthelloExpectiminimax(Agent):
             seconds=time.perf_counter() - t0,
             info=info,
         )
-
-
-def warm() -> None:
-    """Compile (or load from numba's cache) every kernel, so the first real move is fast."""
-    search = OthelloSearch(tt_bits=10)
-    state = OthelloState.from_notation(
-        "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXOOOOOOOOOOOOOOOOOOOOO--- X"
-    )
-    search.reset(None, None)
-    search.negamax(state.me, state.opp, 2)
-    search.solve(state.me, state.opp)
-    search.expectimax(state.me, state.opp, 1, 2)

@@ -31,24 +31,21 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, objmode
+from numba import objmode
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
+from engine.games.bits import ZERO, kernel, popcount
 from engine.games.connect4 import Connect4State
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
 
 #: Transposition table entries (a prime, so ``key % size`` spreads keys well): 4M entries of
 #: 8 + 1 bytes, about 38 MB per process, allocated on the first solve.
@@ -57,10 +54,6 @@ TABLE_SIZE = 4194301
 # stats array slots
 _NODES, _LIMIT, _ABORTED, _NEXT_CHECK = 0, 1, 2, 3
 _CHECK_EVERY = 1024
-
-
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True)(fn))
 
 
 class UnsupportedVariant(ValueError):
@@ -75,7 +68,7 @@ class BudgetExceeded(RuntimeError):
 # numba kernels
 
 
-@_kernel
+@kernel
 def now() -> float:
     """`time.perf_counter()` from inside numba code (an objmode block, ~1 us)."""
     with objmode(t="float64"):
@@ -83,16 +76,7 @@ def now() -> float:
     return t
 
 
-@_kernel
-def popcount(x: np.uint64) -> int:
-    """Set bits of a uint64 (SWAR)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@_kernel
+@kernel
 def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> np.uint64:
     """Empty cells that would complete a line of four for the discs `pos` (Pons' k = 4 trick).
 
@@ -114,7 +98,7 @@ def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> 
     return r & (board ^ mask)
 
 
-@_kernel
+@kernel
 def non_losing(
     cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
 ) -> np.uint64:
@@ -133,7 +117,7 @@ def non_losing(
     return possible & ~(opp_win >> np.uint64(1))
 
 
-@_kernel
+@kernel
 def can_win_next(
     cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
 ) -> bool:
@@ -141,7 +125,7 @@ def can_win_next(
     return bool((winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0))
 
 
-@_kernel
+@kernel
 def _out_of_budget(stats: I64, deadline: float) -> bool:
     """Count a node; every 1024 nodes compare against the node limit and the clock."""
     stats[_NODES] += 1
@@ -152,7 +136,7 @@ def _out_of_budget(stats: I64, deadline: float) -> bool:
     return bool(stats[_ABORTED] != 0)
 
 
-@_kernel
+@kernel
 def _negamax(
     cur: np.uint64,
     mask: np.uint64,
@@ -179,7 +163,7 @@ def _negamax(
     if _out_of_budget(stats, deadline):
         return 0
     possible = non_losing(cur, mask, h, bottom, board)
-    if possible == _ZERO:
+    if possible == ZERO:
         return -((cells - ply) // 2)
     if ply >= cells - 2:
         return 0
@@ -258,13 +242,13 @@ def _negamax(
     return alpha
 
 
-@_kernel
+@kernel
 def _tdiv2(x: int) -> int:
     """x / 2 truncated toward zero, as in C (Pons' dichotomy relies on it)."""
     return -((-x) // 2) if x < 0 else x // 2
 
 
-@_kernel
+@kernel
 def _solve(
     cur: np.uint64,
     mask: np.uint64,
@@ -323,7 +307,7 @@ def _solve(
     return lo
 
 
-@_kernel
+@kernel
 def _best_moves(
     cur: np.uint64,
     mask: np.uint64,
@@ -353,7 +337,7 @@ def _best_moves(
     opp_threats = winning_cells(cur ^ mask, mask, h, board)
     for i in range(colmasks.shape[0]):
         move = possible & colmasks[i]
-        if move == _ZERO:
+        if move == ZERO:
             continue
         if winning_cells(cur, mask, h, board) & move:
             v = (cells + 1 - ply) // 2
@@ -373,7 +357,7 @@ def _best_moves(
     return s, best
 
 
-@_kernel
+@kernel
 def _probe(
     cur: np.uint64,
     mask: np.uint64,
@@ -439,11 +423,6 @@ class _Context:
 
 _CONTEXTS: dict[tuple[int, int], _Context] = {}
 _TABLE: dict[str, Any] = {}
-
-
-def centre_order(cols: int) -> list[int]:
-    """Columns from the centre outwards (Pons' column order): 3, 2, 4, 1, 5, 0, 6 on 7 columns."""
-    return [cols // 2 + (1 - 2 * (i % 2)) * ((i + 1) // 2) for i in range(cols)]
 
 
 def check_variant(state: Connect4State) -> None:

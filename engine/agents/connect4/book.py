@@ -29,13 +29,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from engine.agents import c4solver as sv
+from engine.agents.connect4 import solver as sv
+from engine.agents.connect4.lines import centre_order
 from engine.games.connect4 import Connect4State
 
 ROWS, COLS, K = 6, 7, 4
 BOOK_PLY = 4  # the shipped book's depth (tests and benchmarks check it to that depth)
 MAX_PLY = 8  # deepest book `python -m engine book` builds; lookups stop there
-BOOK_PATH = Path(__file__).with_name("data") / "c4book.txt"
+BOOK_PATH = Path(__file__).parent.parent / "data" / "c4book.txt"
 #: A bigger transposition table for the offline solves (minutes each, not milliseconds).
 BUILD_TABLE_SIZE = 16777213
 
@@ -130,7 +131,7 @@ def likelihood(ply: int, rows: int = ROWS, cols: int = COLS) -> dict[int, int]:
 def solve_position(moves: str, rows: int = ROWS, cols: int = COLS) -> tuple[str, int, int]:
     """(moves, outcome, 0-based column keeping it) of one position, solved to the end."""
     state = Connect4State.from_moves(moves, rows, cols)
-    order = sv.centre_order(state.cols)
+    order = centre_order(state.cols)
     wins = state.winning_moves()
     if wins:
         return moves, 1, min(wins, key=order.index)
@@ -157,7 +158,7 @@ def _derive(
     book = dict(leaves)
     for p in range(ply - 1, -1, -1):
         for state in positions(p, rows, cols):
-            order = sv.centre_order(state.cols)
+            order = centre_order(state.cols)
             best: tuple[int, int] | None = None
             for col in sorted(state.legal_moves(), key=order.index):
                 child = state.play(col)

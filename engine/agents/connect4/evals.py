@@ -27,17 +27,13 @@ each direction's windows start.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from engine.games.bits import kernel, popcount
 from engine.games.c4windows import DIRECTIONS, bit, window_cells
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: Evaluation names and the ids the numba kernels dispatch on.
 EVALS: tuple[str, ...] = ("checkers", "opportunities", "window")
@@ -45,18 +41,6 @@ CHECKERS, OPPORTUNITIES, WINDOW = 0, 1, 2
 
 #: Seed 000's value of a won (lost) board.
 WON_BOARD = 10_000
-
-_ONE = np.uint64(1)
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-_S1, _S2, _S4, _S56 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-
-
-def _kernel(fn: _F) -> _F:
-    """`njit(cache=True, nogil=True)` with the signature kept for mypy."""
-    return cast(_F, njit(cache=True, nogil=True)(fn))
 
 
 def eval_id(name: str) -> int:
@@ -104,16 +88,7 @@ def tables(rows: int, cols: int, k: int) -> Tables:
     )
 
 
-@_kernel
-def popcount64(x: np.uint64) -> int:
-    """Set bits of a uint64 in constant time (SWAR)."""
-    x = x - ((x >> _S1) & _M1)
-    x = (x & _M2) + ((x >> _S2) & _M2)
-    x = (x + (x >> _S4)) & _M4
-    return int((x * _H01) >> _S56)
-
-
-@_kernel
+@kernel
 def _remaining(
     own: np.uint64,
     opp: np.uint64,
@@ -130,16 +105,16 @@ def _remaining(
         w = wmask[i]
         if w & opp:
             continue
-        need = k - popcount64(w & own)
+        need = k - popcount(w & own)
         if need == 0 or need >= best:
             continue
-        need += popcount64(wbelow[i] & empty)
+        need += popcount(wbelow[i] & empty)
         if need < best:
             best = need
     return best
 
 
-@_kernel
+@kernel
 def remaining_by_direction(
     own: np.uint64,
     opp: np.uint64,
@@ -158,7 +133,7 @@ def remaining_by_direction(
     )
 
 
-@_kernel
+@kernel
 def checkers_score(
     cur: np.uint64,
     opp: np.uint64,
@@ -176,7 +151,7 @@ def checkers_score(
     return s
 
 
-@_kernel
+@kernel
 def opportunities_score(cur: np.uint64, opp: np.uint64, wmask: npt.NDArray[np.uint64]) -> int:
     """Seed 000 without the won-board term: own open-window discs minus the opponent's."""
     s = 0
@@ -185,13 +160,13 @@ def opportunities_score(cur: np.uint64, opp: np.uint64, wmask: npt.NDArray[np.ui
         a = w & cur
         b = w & opp
         if a and not b:
-            s += popcount64(a)
+            s += popcount(a)
         elif b and not a:
-            s -= popcount64(b)
+            s -= popcount(b)
     return s
 
 
-@_kernel
+@kernel
 def window_counts(
     own: np.uint64, opp: np.uint64, k: int, wmask: npt.NDArray[np.uint64]
 ) -> tuple[int, int, int]:
@@ -202,17 +177,17 @@ def window_counts(
         a = w & own
         b = w & opp
         if not b:
-            n = popcount64(a)
+            n = popcount(a)
             if n == k:
                 fours += 1
             elif n == k - 1:
                 threes += 1
-        elif not a and popcount64(b) == k - 1:
+        elif not a and popcount(b) == k - 1:
             othrees += 1
     return fours, threes, othrees
 
 
-@_kernel
+@kernel
 def evaluate(
     kind: int,
     cur: np.uint64,
@@ -239,62 +214,3 @@ def evaluate(
         return fours * 1_000_000 + threes - 1000 * othrees
     fours, threes, othrees = window_counts(opp, cur, k, wmask)
     return -(fours * 1_000_000 + threes - 1000 * othrees)
-
-
-# -- Python views of the seeds' functions, for tests and explanations ------------------------
-
-
-def _board(rows: int, cols: int) -> int:
-    return sum(((1 << rows) - 1) << (c * (rows + 1)) for c in range(cols))
-
-
-def remaining_checkers(
-    own: int, opp: int, rows: int, cols: int, k: int
-) -> list[tuple[int, int | None]]:
-    """Seed 002's per-direction result (remaining, best column) for the player owning `own`.
-
-    Directions in `DIRECTIONS` order: vertical, horizontal, diagonal up (to the right), diagonal
-    down (to the right). The column is 0-based, None when no window is possible (remaining is
-    then `no_window(k)`). Tie-breaks: among the windows with the fewest remaining checkers the
-    first in `c4windows.window_cells` order wins (leftmost start column, then lowest start row);
-    inside that window the move named is the column needing the most discs (its empty window
-    cells plus filler), the leftmost of equal columns.
-    """
-    mask = own | opp
-    empty = _board(rows, cols) & ~mask
-    heights = [((mask >> (c * (rows + 1))) & ((1 << rows) - 1)).bit_count() for c in range(cols)]
-    best: list[tuple[int, int | None]] = [(no_window(k), None)] * len(DIRECTIONS)
-    for cells in window_cells(rows, cols, k):
-        wmask = sum(1 << bit(c, r, rows) for c, r in cells)
-        if wmask & opp or not wmask & empty:
-            continue
-        need_by_col: dict[int, int] = {}
-        for c, r in cells:
-            if empty >> bit(c, r, rows) & 1:
-                need_by_col[c] = max(need_by_col.get(c, 0), r - heights[c] + 1)
-        total = sum(need_by_col.values())
-        d = DIRECTIONS.index((cells[1][0] - cells[0][0], cells[1][1] - cells[0][1]))
-        total = min(total, no_window(k))
-        if total < best[d][0]:
-            most = max(need_by_col.values())
-            best[d] = (total, min(c for c, n in need_by_col.items() if n == most))
-    return best
-
-
-def board_value(own: int, opp: int, rows: int, cols: int, k: int) -> int:
-    """Seed 000's board value for the player owning `own`: +-10000 if won/lost, else the
-    open-window (opportunity) count difference."""
-    from engine.games import c4kernels as kern
-
-    if kern.is_win(np.uint64(own), rows, k):
-        return WON_BOARD
-    if kern.is_win(np.uint64(opp), rows, k):
-        return -WON_BOARD
-    wmask = tables(rows, cols, k)[0]
-    return int(opportunities_score(np.uint64(own), np.uint64(opp), wmask))
-
-
-def stripes_through(own: int, opp: int, cell: int, rows: int, cols: int, k: int) -> int:
-    """Seed 000's count for one chip: the open windows through the cell `cell` (a bit index)."""
-    wmask = tables(rows, cols, k)[0]
-    return sum(1 for w in wmask.tolist() if w >> cell & 1 and not w & opp)
