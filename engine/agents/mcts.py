@@ -1,28 +1,8 @@
-"""Seed 002's Monte Carlo tree search (UCT with random playouts) for Connect Four and Othello.
+"""The `mcts` agent, both games: UCT Monte Carlo tree search with random playouts.
 
-The seed's algorithm, as written there: walk down the tree; at a node whose children are not all
-visited yet pick one of the unvisited children at random, otherwise the child with the best UCT
-score ``wins / visits + c * sqrt(ln(parent visits) / visits)`` (c = 1.4, "SquareRoot(2)"); play a
-uniformly random game from the new leaf; add one visit and the result (win 1, draw 0.5, loss 0,
-from the point of view of the player who moved into the node) to every node on the path;
-10,000 simulations; finally play "the column that leads to the highest ratio" of wins to plays.
-
-The move choice guards that last rule against a child visited only a handful of times whose
-ratio is high by luck: `pick="ratio"` takes the best ratio among the root children that got at
-least 10% of the visits of the most visited child (the most visited child always qualifies, so
-in practice: a well-explored child). `pick="visits"` is the usual robust child (most visits).
-
-Implementation: the tree lives in preallocated numpy arrays (first child, child count, move,
-visits, wins, terminal value) and the whole loop runs in numba, in chunks of iterations so the
-Python side can check the clock between chunks (a chunk is sized from the measured speed to last
-~10 ms, so a time budget is kept to within a few ms). A leaf is expanded (all children created)
-on its second visit; a capacity cap (1M nodes, ~32 MB; less for a short time budget, whose
-allocation would otherwise outlast the move) stops further expansion, after which the remaining
-iterations run playouts from the existing leaves. Node positions are not stored:
-the walk replays the moves from the root on two bitboards. No tree reuse between moves.
-
-The `mcts` registry entry serves both games; its factory dispatches on the `game` the registry
-passes. Othello passes are explicit tree moves (PASS = 64), as in the game's own move list.
+The tree lives in preallocated numpy arrays and the loop runs in numba, in chunks sized to about
+10 ms so the Python side can keep a time budget. The move rules (`pick`) and the details:
+docs/agents.md.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ on a first run)."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from engine.agents.base import Agent, AgentInfo, Budget, Limits, choice
 from engine.agents.connect4 import evals as connect4_evals
 from engine.agents.othello.evals import EVALS as OTHELLO_EVALS
@@ -36,9 +34,9 @@ def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
     """The `minimax` agent of `game` (C4Minimax or OthelloMinimax)."""
     name = _check_eval(game, eval)
     if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+        from engine.agents.othello.minimax import OthelloMinimax
 
-        return cast(Agent, othsearch.OthelloMinimax(eval=name))
+        return OthelloMinimax(eval=name)
     from engine.agents.connect4.minimax import C4Minimax
 
     return C4Minimax(eval=name)
@@ -48,9 +46,9 @@ def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: in
     """The `expectiminimax` agent of `game` (C4Expectiminimax or OthelloExpectiminimax)."""
     name = _check_eval(game, eval)
     if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+        from engine.agents.othello.minimax import OthelloExpectiminimax
 
-        return cast(Agent, othsearch.OthelloExpectiminimax(eval=name, chance_plies=chance_plies))
+        return OthelloExpectiminimax(eval=name, chance_plies=chance_plies)
     from engine.agents.connect4.minimax import C4Expectiminimax
 
     return C4Expectiminimax(eval=name, chance_plies=chance_plies)

@@ -1,10 +1,14 @@
 """What every numba kernel of both games shares: the `kernel` decorators, popcount, the uint64
-constants and the xorshift step.
+constants, the xorshift step and the clock.
 
 Every kernel is compiled with the same options, `KERNEL_OPTIONS`: `cache=True` (numba keeps
 the machine code next to the source, so only a first run compiles) and `nogil=True` (a kernel
-called from a thread, such as the bot's warm-up thread, lets the event loop run meanwhile; the
-cost is one GIL release per call from Python, nothing for calls between kernels).
+run in a thread, as the lobby does for in-process moves and warm-ups, lets the event loop run
+meanwhile; the cost is one GIL release per call from Python, nothing between kernels). The one
+exception is `now`, which reads the clock in Python and so holds the GIL.
+
+numba's cache does not notice when a kernel's callee in another file changes: after editing
+one of these, delete the `__pycache__/*.nbi` files (or change the callers' files too).
 
 Bitboards are np.uint64 everywhere: a Python int or an int64 would be typed signed by numba
 and mix badly with these constants (or silently promote to float64).
@@ -12,11 +16,12 @@ and mix badly with these constants (or silently promote to float64).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -58,11 +63,23 @@ def typed_kernel(signature: Any) -> Callable[[_F], _F]:
 
 @kernel
 def popcount(x: np.uint64) -> int:
-    """Number of set bits, in constant time (SWAR: numba has no portable uint64 popcount)."""
+    """Number of set bits, in constant time (SWAR: numba has no portable uint64 popcount).
+
+    Typed int64 on purpose: numba's `int()` keeps a uint64 unsigned, and a uint64 count mixed
+    with signed numbers turns the arithmetic into float64 (or wraps below zero).
+    """
     x = x - ((x >> ONE) & _M1)
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
     x = (x + (x >> np.uint64(4))) & _M4
-    return int((x * _H01) >> np.uint64(56))
+    return np.int64((x * _H01) >> np.uint64(56))  # type: ignore[return-value]
+
+
+@njit(cache=True)  # no nogil: the objmode block needs the GIL (numba warns otherwise)
+def now() -> float:
+    """`time.perf_counter()` from inside numba code (an objmode block, about a microsecond)."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
 
 
 @kernel

@@ -1,28 +1,7 @@
-"""Static evaluations of Connect Four positions for the search agents (numba, Pons' bitboards).
-
-Three functions from the seeds, all built on the k-cell windows of `engine.games.c4windows`:
-
-* ``"checkers"`` (seed 002, "remaining checkers"): for each direction, the fewest discs a player
-  still needs to complete some window of that direction that holds none of the opponent's discs,
-  counting the "overhead" filler discs (of either colour) that must be dropped under the window's
-  empty cells before they can be played. Filler of a window = the empty cells that lie below one
-  of its cells in the same column and are not themselves window cells, which is what the seed
-  describes ("an extra overhead checker in col 2 to raise the 'O' checker"). A window that is
-  already complete does not count (the game would be over) and a direction without any window
-  counts as `no_window(k) = 2k`. Every remaining value is capped at 2k. The seed's players
-  minimise these numbers; for negamax we use the symmetric score
-  ``sum over the 4 directions of (opponent remaining - my remaining)`` for the side to move.
-* ``"opportunities"`` (seed 000, board value): +1 per own disc per open window through it (a
-  window on the board holding only own discs and empty cells), -1 for each of the opponent's;
-  a won board is +-10000 (`board_value`; the search scores finished games itself).
-* ``"window"`` (seed 003, one-step score): fours * 1e6 + threes - 1e3 * opponent threes, where a
-  three is a window of k-1 own discs and one empty cell. Like seed 003 (and Kaggle's n-step
-  notebook that follows it) the board is scored from the searching agent's own point of view,
-  so inside negamax the value is negated at nodes where the opponent is to move.
-
-`tables(rows, cols, k)` holds the per-size window data the kernels take: each window's mask,
-its "below" mask (cells under the window in its columns, window cells excluded) and where
-each direction's windows start.
+"""The static evaluations of Connect Four positions for the minimax search (numba): "checkers"
+(discs each side still needs for a line), "opportunities" (open lines through each disc) and
+"window" (lines of four and three), all on the k-cell windows of `engine.games.c4windows`.
+What each counts exactly: docs/agents.md.
 """
 
 from __future__ import annotations

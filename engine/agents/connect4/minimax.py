@@ -1,49 +1,8 @@
-"""Seed 002's minimax and expectiminimax for Connect Four: numba negamax with alpha-beta.
+"""Connect Four minimax and expectiminimax: numba negamax with alpha-beta, iterative deepening and
+a transposition table, driven from Python in node-limited chunks so a time budget holds.
 
-Shared registry names (read this if you add a game)
----------------------------------------------------
-The names `minimax` and `expectiminimax` are registered ONCE, in `engine.agents.minimax` (a
-light module: importing the registry must not compile this one's recursive kernels), for both games
-(games=("connect4", "othello")). Their factories, `make_minimax(game, eval)` and
-`make_expectiminimax(game, eval, chance_plies)`, take the registry's `game` parameter and
-dispatch: "connect4" builds `C4Minimax` / `C4Expectiminimax` below; "othello" imports
-`engine.agents.othsearch` lazily and builds `OthelloMinimax(eval=...)` /
-`OthelloExpectiminimax(eval=..., chance_plies=...)` with the same keyword parameters:
-
-* ``eval: str`` - the evaluation. Connect Four: "checkers" (default, seed 002's remaining
-  checkers), "opportunities" (seed 000's board value), "window" (seed 003's one-step score).
-  Othello: "standard" (default; `othsearch.EVALS` may list more). An empty string means the
-  game's default. Unknown names are a ValueError naming the choices.
-* ``chance_plies: int = 2`` (expectiminimax only) - how many plies below the root are chance
-  layers (every reply averaged with equal probability) before plain minimax takes over.
-
-The default budget of both is Budget(depth=3) (seed 002's lookahead). Note that the registry
-merges a user's `time=` with that default depth; pass `depth=` as well to search deeper.
-
-Search (Connect Four)
----------------------
-Negamax with alpha-beta in numba on Pons' bitboards, iterative deepening, a transposition table
-keyed by Pons' unique key ``current + mask`` (value, depth, bound flag, best column), and move
-ordering: TT move, then two killer moves per ply, then the history heuristic, ties in centre-first
-order. Every node first applies seed 002's special cases: a win available now scores as a win at
-once; if the opponent threatens to win next move only the block is searched (two threats: lost);
-a move directly under an opponent's winning cell is never searched (it loses at once). At the
-root the same rules decide the move without a search: take the win, block the threat.
-Win scores are ``WIN - plies to the win`` so faster wins rank higher.
-
-Time: numba cannot read the clock, so each numba call gets a node limit sized from the speed
-measured so far (at most ~30 ms of work) and stops when it is reached; between calls Python
-checks the deadline. A stopped iteration is resumed by the next call (the transposition table
-keeps the finished subtrees), and only a completed iteration's move is ever played (depth 1
-always completes, so no unexplored move is ever returned).
-
-Expectiminimax: the root is a max node, the next `chance_plies` plies are chance layers (mean
-over every legal reply, a winning reply included) and deeper plies are negamax. Its best value is
-compared with plain minimax at the same depth; the chance line is taken only when it scores
-strictly better. A win or a block at hand is played deterministically. `Decision.info["line"]`
-says "chance" or "minimax" (or "win"/"block"), and when the chance line was taken
-`Decision.info["force_random_reply"] = True`: seed 002's bot-vs-bot rule that the opponent must
-then reply at random (a match option the match runner implements; off by default).
+How the search works, and how the registry's `minimax` entry shares its name with Othello's:
+docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
-"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` target).
+"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` level).
 
-Per move, for four in a row (other variants raise `UnsupportedVariant`):
-
-1. Immediate wins and forced replies are played at once (`c4solver.non_losing`).
-2. Positions of at most `c4book.BOOK_PLY` discs that are won or drawn are played from the
-   opening book (exact, built offline by our own solver): that is where solving takes
-   longest. When the book knows several moves keeping the outcome (its children are in it
-   too), the heuristic ranking below picks among them; lost positions are searched instead,
-   for the move that resists best.
-3. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
-   non-losing moves only, centre-first / most-threats-first ordering, and at the depth limit an
-   evaluation of threats (empty cells completing a four, weighted by row parity: the first
-   player wants its threats on odd rows counted from 1, the second on even rows) and of open
-   windows holding one or two discs of one side only.
-4. Exact weak solving with `c4solver.probe`, the moves in ranking order, until the deadline:
-   first a move that does not lose (a proven draw or better), then a winning move among the
-   others. A proven win is played; a proven absence of wins makes the safe move a best move.
-5. When time runs out: the safe move if one was proven, else the best-ranked move not proven
-   losing.
-
-The clock is checked inside numba every 1024 nodes; the whole move stays within the budget plus
-a few milliseconds. Without a time budget the agent solves to the end (perfect, but early
-positions take minutes).
+Per move: a win at hand or a forced reply, else the opening book, else a short heuristic search
+ranks the moves and the solver proves them in that order until the deadline. The steps and the
+measurements behind them: docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """Pascal Pons' perfect Connect Four solver in numba, and the `solver` agent.
 
-The algorithm is the one of Pons' "Solving Connect 4: how to build a perfect AI" (blog.gamesolver
-.org), step for step:
-
-* negamax with alpha-beta on the bitboards of `c4kernels` (``current`` = side to move, ``mask`` =
-  all discs, cell (col, row) = bit ``col * (rows + 1) + row``);
-* a null-window search driven by a dichotomy on the score (`_solve`), so every search is a cheap
-  yes/no question "is the score above `med`?";
-* the score is Pons': ``(cells + 1 - n) // 2`` for a win with the n-th disc of the game, positive
-  when the side to move wins, 0 for a draw, negative when it loses (``cells = rows * cols``);
-* anticipation of losing moves: only moves that do not hand the opponent an immediate win are
-  searched (`_non_losing`), and a position where the opponent has two threats is lost at once;
-* move ordering by the number of winning cells (open threes) a move creates, centre columns
-  first on ties;
-* a transposition table keyed by ``current + mask`` (unique for a position), storing an upper or
-  a lower bound of the score in one byte with Pons' encoding.
-
-Only k = 4 on boards with at least 4 columns and ``(rows + 1) * cols <= 64`` is supported (the
-threat detection is written for lines of four); anything else raises `UnsupportedVariant`.
-
-The numba search checks a node limit and a `time.perf_counter()` deadline every 1024 nodes (the
-clock is read through a tiny `objmode` block, about a microsecond), so a caller can give up: on
-an exhausted budget the public functions raise `BudgetExceeded`. Entries written before the abort
-stay valid (only completed sub-searches write to the table), so a retry with a bigger budget
-reuses them: the table lives in the process and survives between calls (`reset` clears it).
+Negamax with alpha-beta, a null-window dichotomy on the score and a transposition table that
+lives in the process (`reset` clears it); four in a row only (`UnsupportedVariant` otherwise).
+A node limit and a clock deadline, checked every 1024 nodes, raise `BudgetExceeded`. Details:
+docs/agents.md.
 """
 
 from __future__ import annotations
@@ -36,12 +16,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import objmode
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
 from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
-from engine.games.bits import ZERO, kernel, popcount
+from engine.games.bits import ZERO, kernel, now, popcount
 from engine.games.connect4 import Connect4State
 
 U64 = npt.NDArray[np.uint64]
@@ -66,14 +45,6 @@ class BudgetExceeded(RuntimeError):
 
 # --------------------------------------------------------------------------------------------
 # numba kernels
-
-
-@kernel
-def now() -> float:
-    """`time.perf_counter()` from inside numba code (an objmode block, ~1 us)."""
-    with objmode(t="float64"):
-        t = time.perf_counter()
-    return t
 
 
 @kernel

@@ -1,24 +1,6 @@
-"""A static Othello evaluation (numba): what the search agents score at their horizon.
-
-Every term is computed for both sides and subtracted, `f(me, opp) - f(opp, me)`, so the score is
-exactly antisymmetric: swapping the two colours negates it. Scores are integers in "centidiscs"
-from the point of view of the side to move (`me`); a finished game is `+-(WIN + disc difference)`
-with the empties given to the winner (the rule `OthelloState.outcome` uses).
-
-Terms, with weights that shift with the game phase (`e` = empty squares):
-
-* mobility: legal-move counts (the opponent's too: a move is a resource you can run out of);
-* frontier discs (discs next to an empty square), a stand-in for potential mobility: few is good
-  until the last moves;
-* corners, and the X-squares (b2, g2, b7, g7) and C-squares (b1, a2, ...) next to an *empty*
-  corner, which tend to hand that corner to the opponent;
-* stable discs anchored on the edges: unbroken runs of one colour from an owned corner along an
-  edge, plus every disc of a completely filled edge;
-* disc difference, weighted from slightly negative in the opening (few discs = more mobility) to
-  heavy in the last 20 empties.
-
-The weights are hand-set (classic textbook proportions), not tuned; the C-square and frontier
-terms are what make the difference against greedy play in the opening.
+"""The static Othello evaluation (numba) the searches score at their horizon: mobility, frontier
+discs, corners and the squares next to them, stable edge discs and the disc difference, weighted
+by the game phase, in "centidiscs" for the side to move. The terms: docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
-"""Othello alpha-beta search (numba) and the seed-002 agents built on it.
-
-`OthelloMinimax` is seed 002's minimax brought up to date: negamax alpha-beta with principal
-variation search, iterative deepening under a time budget, a transposition table, move ordering
-and an exact endgame solver; `OthelloExpectiminimax` is seed 002's expectiminimax (chance layers
-below the root, minimax deeper, compared with plain minimax). Both score positions with `otheval`.
-
-Search details:
-
-* A pass is a move and a ply (as in perft); the game ends when neither side can move, scored
-  `+-(WIN + disc difference)` in the midgame search and as the exact disc difference (empties to
-  the winner, FFO convention) by the endgame solver.
-* Transposition table: numba arrays, two-slot buckets (depth-preferred replacement), indexed by a
-  Zobrist hash over the 16 bytes of the two bitboards (one random key per byte position and byte
-  value, so 16 lookups per hash instead of one per disc and no incremental update through flips).
-  Each entry also stores both bitboards, so a hash collision can never return a wrong score.
-* Move ordering: the TT move, then corners and a static square table, the history heuristic, and
-  at depth >= 3 (solver: >= 7 empties) fewest replies for the opponent ("fastest first").
-* Time: numba cannot read `perf_counter`, so every kernel call is bounded by a node limit. The
-  Python driver calls the kernel in chunks of about `CHUNK_SECONDS` worth of nodes (at the speed
-  measured so far) and checks the clock between chunks; an interrupted search simply restarts the
-  same iteration, finding its finished subtrees in the transposition table. A move can therefore
-  overrun the budget by about one chunk (~20 ms) at most. The move of the last finished iteration
-  is kept.
+"""Othello minimax and expectiminimax: numba negamax with alpha-beta (principal variation search),
+iterative deepening, a transposition table, move ordering and an exact endgame solver, driven
+from Python in node-limited chunks so a time budget holds. Details: docs/agents.md.
 """
 
 from __future__ import annotations
