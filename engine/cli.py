@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--chance-rule",
         action="store_true",
-        help="seed 002: when expectiminimax takes its chance line, its opponent replies at random",
+        help="when expectiminimax gambles on a careless reply, its opponent must reply at random",
     )
     _add_memory(p)
     p.set_defaults(func=cmd_match)

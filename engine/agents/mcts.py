@@ -279,15 +279,15 @@ def pick_move(children: list[tuple[int, int, float]], pick: str) -> tuple[int, f
 
 PARAMS = (
     # Beyond 10 the search spreads its visits evenly: nothing more is explored.
-    number("c", 0, 10, "exploration constant: higher tries more unlikely moves"),
-    choice("pick", ("ratio", "visits"), "the final move: best win ratio or most visits"),
+    number("c", 0, 10, "how much it tries moves that look worse: higher tries more"),
+    choice("pick", ("ratio", "visits"), "its move: the best share of wins, or the most tried"),
 )
 
 
 class MCTSAgent(Agent):
-    """UCT with random playouts (seed 002) for Connect Four or Othello.
+    """UCT with random playouts for Connect Four or Othello.
 
-    `c` is the exploration constant, `pick` "ratio" (seed: best win ratio among well-visited
+    `c` is the exploration constant, `pick` "ratio" (best win ratio among well-visited
     children) or "visits" (most visited child). Budget: `nodes` simulations (default 10,000)
     and/or `time` seconds, whichever ends first.
     """

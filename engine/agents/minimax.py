@@ -77,7 +77,7 @@ AGENT_INFOS = [
         "minimax",
         ("connect4", "othello"),
         "looks a few moves ahead for both sides and plays the move that holds up best against "
-        "every reply (alpha-beta search); the deeper, the stronger",
+        "every reply; the deeper, the stronger",
         make_minimax,
         budget=Budget(depth=DEFAULT_DEPTH),
         params=EVAL_PARAMS,

@@ -18,7 +18,7 @@ from engine.games.c4windows import DIRECTIONS, bit, window_cells
 EVALS: tuple[str, ...] = ("checkers", "opportunities", "window")
 CHECKERS, OPPORTUNITIES, WINDOW = 0, 1, 2
 
-#: Seed 000's value of a won (lost) board.
+#: The opportunities evaluation's value of a won (lost) board.
 WON_BOARD = 10_000
 
 
@@ -103,7 +103,7 @@ def remaining_by_direction(
     wbelow: npt.NDArray[np.uint64],
     wdir: npt.NDArray[np.int64],
 ) -> tuple[int, int, int, int]:
-    """Seed 002's remaining checkers of `own` in each direction (vertical, horizontal, up, down)."""
+    """The remaining checkers of `own` in each direction (vertical, horizontal, up, down)."""
     return (
         _remaining(own, opp, empty, k, wdir[0], wdir[1], wmask, wbelow),
         _remaining(own, opp, empty, k, wdir[1], wdir[2], wmask, wbelow),
@@ -132,7 +132,7 @@ def checkers_score(
 
 @kernel
 def opportunities_score(cur: np.uint64, opp: np.uint64, wmask: npt.NDArray[np.uint64]) -> int:
-    """Seed 000 without the won-board term: own open-window discs minus the opponent's."""
+    """Own open-window discs minus the opponent's (the won-board term aside)."""
     s = 0
     for i in range(wmask.shape[0]):
         w = wmask[i]
@@ -149,7 +149,7 @@ def opportunities_score(cur: np.uint64, opp: np.uint64, wmask: npt.NDArray[np.ui
 def window_counts(
     own: np.uint64, opp: np.uint64, k: int, wmask: npt.NDArray[np.uint64]
 ) -> tuple[int, int, int]:
-    """(own fours, own threes, opponent threes) in seed 003's sense (a 'four' is k own discs)."""
+    """(own fours, own threes, opponent threes): k own discs; k-1 own discs and an empty cell."""
     fours = threes = othrees = 0
     for i in range(wmask.shape[0]):
         w = wmask[i]

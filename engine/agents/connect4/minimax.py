@@ -637,7 +637,7 @@ def _empties(state: Connect4State) -> int:
 
 
 def forced_move(state: Connect4State) -> tuple[int, str] | None:
-    """Seed 002's special cases at the root: (column, "win") or (column, "block"), else None.
+    """The forced cases at the root: (column, "win") or (column, "block"), else None.
 
     Among several winning or blocking columns the one nearest the centre is played.
     """
@@ -673,7 +673,7 @@ def _max_depth(state: Connect4State, budget: Budget) -> int:
 
 
 class C4Minimax(Agent):
-    """Seed 002's minimax: iterative-deepening alpha-beta negamax with a static evaluation."""
+    """Minimax: iterative-deepening alpha-beta negamax with a static evaluation."""
 
     def __init__(self, eval: str = "checkers") -> None:
         evals.eval_id(eval)
@@ -700,7 +700,7 @@ class C4Minimax(Agent):
 
 
 class C4Expectiminimax(Agent):
-    """Seed 002's expectiminimax: chance layers below the root, compared with plain minimax."""
+    """Expectiminimax: chance layers below the root, compared with plain minimax."""
 
     def __init__(self, eval: str = "checkers", chance_plies: int = 2) -> None:
         evals.eval_id(eval)

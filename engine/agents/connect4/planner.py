@@ -141,7 +141,7 @@ def average_score(ai: int, hu: int, ai_to_move: bool, geo: Geometry) -> int:
 
 
 def diminishing(items: list[int]) -> float:
-    """Seed 004's minimax special scoring of a list of table items (see the module doc)."""
+    """The minimax search's special scoring of a list of table items (see the module doc)."""
     score = 0.0
     for points in items:
         percent = score / 10 if score >= 0 else score / -10
@@ -151,7 +151,7 @@ def diminishing(items: list[int]) -> float:
 
 
 def _cap(score: float) -> float:
-    """The seed's backup: a score at or beyond +-10 without a win is set back to +-9.95 (also
+    """The minimax backup: a score at or beyond +-10 without a win is set back to +-9.95 (also
     after rounding, which could otherwise turn 9.9996 into 10)."""
     if score >= MINIMAX_WIN:
         return 9.95
@@ -177,7 +177,7 @@ def unstoppable(own: int, mask: int, geo: Geometry) -> bool:
 
 
 class PlannerAgent(Agent):
-    """Seed 004's planner; `search` is "average" (the seed's averaging) or "minimax"."""
+    """The planner; `search` is "average" or "minimax" (docs/agents.md)."""
 
     def __init__(self, search: str = "average") -> None:
         if search not in SEARCHES:

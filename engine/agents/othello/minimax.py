@@ -26,7 +26,7 @@ MAX_PLY = 160
 MAX_MOVES = 40
 CHUNK_SECONDS = 0.02
 DEFAULT_DEPTH = 3
-"""Seed 002: 'ran with depth = 3 by default' (used when the budget sets no limit at all)."""
+"""The depth searched when the budget sets no limit at all."""
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 # stats slots shared between the driver and the kernels
@@ -521,7 +521,7 @@ class OthelloSearch:
         return total / count
 
     def expectimax(self, me: int, opp: int, chance: int, depth: int) -> tuple[float, int]:
-        """(value, move) of seed 002's expectiminimax: a max root over our moves, then `chance`
+        """(value, move) of expectiminimax: a max root over our moves, then `chance`
         plies of averaged replies, then negamax; `depth` counts all plies from the root."""
         m, o = np.uint64(me), np.uint64(opp)
         moves = int(legal_mask(m, o))
@@ -608,7 +608,7 @@ def _to_discs(score: int) -> int:
 
 
 class OthelloMinimax(Agent):
-    """Negamax alpha-beta with iterative deepening, TT and an exact endgame (seed 002, Othello).
+    """Negamax alpha-beta with iterative deepening, TT and an exact endgame.
 
     Decision.score is in evaluation units (centidiscs; +-(100000 + discs) for a proven result)
     unless info["exact"] is true, when it is the exact final disc difference.
@@ -639,7 +639,7 @@ class OthelloMinimax(Agent):
 def decisive(state: OthelloState, minimax: SearchResult) -> str | None:
     """Why the expectiminimax agent must play deterministically here, or None.
 
-    The seed plays minimax when 'the player or his opponent is winning in the next move'. The
+    Minimax is played when 'the player or his opponent is winning in the next move'. The
     Othello analogues: the game's result is proven within the horizon (or the endgame is solved
     exactly); a corner is available to the side to move (the 'win at hand'); or the opponent
     could take a corner if it were on move now (the 'block at hand': a random move must not
@@ -657,14 +657,14 @@ def decisive(state: OthelloState, minimax: SearchResult) -> str | None:
 
 
 class OthelloExpectiminimax(Agent):
-    """Seed 002's expectiminimax for Othello, compared with plain minimax on the same board.
+    """Expectiminimax for Othello, compared with plain minimax on the same board.
 
-    Same shape as the Connect Four agent (engine/agents/c4minimax.py): the root is a max node
+    Same shape as the Connect Four agent (`connect4/minimax.py`): the root is a max node
     over our moves, the next `chance_plies` plies below it are chance layers (the mean over every
     legal move, equal weights), deeper plies are negamax; `depth` counts every ply. The chance
     line is taken only when its value is strictly better than plain minimax at the same depth
     and no decisive line is at hand (see `decisive`); then Decision.info["line"] = "chance" and
-    info["force_random_reply"] = True (the opponent is to reply at random, seed 002's rule for
+    info["force_random_reply"] = True (the opponent is to reply at random, the rule for
     bot-vs-bot matches). Otherwise info["line"] = "minimax". With a time budget, half goes to
     minimax (iterative deepening) and the expectation is searched to the depth minimax
     completed, within the rest; if it cannot finish, the minimax move is played.
