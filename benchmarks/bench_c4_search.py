@@ -11,9 +11,9 @@ import random
 import time
 
 from engine.agents.base import Budget
-from engine.agents.c4eval import EVALS
-from engine.agents.c4minimax import C4Expectiminimax, C4Minimax, warm
-from engine.agents.planner import PlannerAgent
+from engine.agents.connect4.evals import EVALS
+from engine.agents.connect4.minimax import C4Expectiminimax, C4Minimax
+from engine.agents.connect4.planner import PlannerAgent
 from engine.games.connect4 import Connect4State
 
 #: (moves, depth): the empty board, an opening, a middle game, a crowded board.
@@ -34,9 +34,17 @@ def best_rate(agent: C4Minimax | C4Expectiminimax, state: Connect4State, depth: 
     return f"{nodes:>9} nodes {seconds:7.3f} s {best / 1e6:6.2f} M nodes/s"
 
 
+def compile_kernels() -> None:
+    """Compile or load every kernel of the search (a first call only compiles)."""
+    state = Connect4State.from_moves("4435")
+    for name in EVALS:
+        C4Minimax(eval=name).choose(state, Budget(depth=2), random.Random(0))
+        C4Expectiminimax(eval=name).choose(state, Budget(depth=3), random.Random(0))
+
+
 def main() -> None:
     t0 = time.perf_counter()
-    warm()
+    compile_kernels()
     print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
     for name in EVALS:
         for moves, depth in POSITIONS:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.agents import c4solver
 from engine.agents.base import Budget
+from engine.agents.connect4 import solver as c4solver
 from engine.agents.mcts import MCTSAgent
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State

@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-from engine.agents.othsearch import OthelloSearch, _Out, warm
+from engine.agents.othello.minimax import OthelloSearch, _Out
 from engine.games.othello import OthelloState
 
 FFO_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "ffo_40_44.tsv"
@@ -79,6 +79,18 @@ def bench_ffo(search: OthelloSearch, ids: set[int], cap: float) -> None:
         )
 
 
+def compile_kernels() -> None:
+    """Compile or load every kernel of the search (a first call only compiles)."""
+    search = OthelloSearch(tt_bits=10)
+    state = OthelloState.from_notation(
+        "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXOOOOOOOOOOOOOOOOOOOOO--- X"
+    )
+    search.reset(None, None)
+    search.negamax(state.me, state.opp, 2)
+    search.solve(state.me, state.opp)
+    search.expectimax(state.me, state.opp, 1, 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per FFO position")
@@ -86,7 +98,7 @@ def main() -> None:
     parser.add_argument("--skip-midgame", action="store_true")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    warm()
+    compile_kernels()
     print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
     search = OthelloSearch(tt_bits=22)
     if not args.skip_midgame:

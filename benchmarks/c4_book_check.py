@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.agents import c4book
+from engine.agents.connect4 import book as c4book
 
 
 def sign(x: int) -> int:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.agents import c4solver, registry
+from engine.agents import registry
+from engine.agents.connect4 import solver as c4solver
 from engine.games.connect4 import Connect4State
 
 

@@ -88,7 +88,7 @@ def main() -> int:
         print(log[-1], flush=True)
     if "weightgrid" in wanted:
         sys.path.insert(0, str(ROOT))
-        from engine.agents.weightgrid import (
+        from engine.agents.othello.weightgrid import (
             GRID_KEY,
             decode_grid,
             normalised_grid,

@@ -12,8 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.agents import c4book, registry
+from engine.agents import registry
 from engine.agents.base import Agent, Budget, Decision, Limits
+from engine.agents.connect4 import book as c4book
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.games.catalog import game_info

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from engine.agents import registry
 from engine.agents.base import AgentSpec, Budget
-from engine.agents.greedy import greedy_move
-from engine.agents.simple import onestep_score
+from engine.agents.connect4.onestep import onestep_score
+from engine.agents.othello.greedy import greedy_move
 from engine.games.connect4 import Connect4State
 from engine.games.othello import PASS, OthelloState
 

@@ -13,17 +13,18 @@ import time
 import numpy as np
 import pytest
 
-from engine.agents import c4eval, registry
+from engine.agents import registry
 from engine.agents.base import Agent, Budget
-from engine.agents.c4minimax import (
+from engine.agents.connect4 import evals as c4eval
+from engine.agents.connect4.minimax import (
     WIN,
     C4Expectiminimax,
     C4Minimax,
     forced_move,
-    warm,
     win_cells,
 )
-from engine.agents.planner import (
+from engine.agents.connect4.onestep import onestep_score
+from engine.agents.connect4.planner import (
     PlannerAgent,
     average_score,
     diminishing,
@@ -32,18 +33,22 @@ from engine.agents.planner import (
     round_half_away,
     score_items,
 )
-from engine.agents.simple import onestep_score
 from engine.games import c4kernels as kern
 from engine.games.c4windows import bit
 from engine.games.connect4 import Connect4State
 from engine.play import play_game, random_opening
+from tests.reference import c4eval_reference as ref
 
 EVALS = c4eval.EVALS
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm() -> None:
-    warm()  # compile or load every kernel before anything is timed
+    """Compile or load every kernel of the search before anything is timed."""
+    state = Connect4State.from_moves("4435")
+    for name in EVALS:
+        C4Minimax(eval=name).choose(state, Budget(depth=2), random.Random(0))
+        C4Expectiminimax(eval=name).choose(state, Budget(depth=3), random.Random(0))
 
 
 # -- brute force ---------------------------------------------------------------------------------
@@ -139,7 +144,7 @@ def test_seed002_remaining_checkers_example() -> None:
     (1,5), diagonalDown (3,2). The board already holds O O O O in the second row (columns 1-4):
     like the seed we only count windows that still need a disc, so the next best horizontal
     window (row 3, columns 2-5, one disc short at column 2) gives (1,2). Tie-breaks (documented
-    in `c4eval.remaining_checkers`): the first window in scan order (leftmost, then lowest) -
+    in `ref.remaining_checkers`): the first window in scan order (leftmost, then lowest) -
     so vertical picks column 2 over the equal columns 3 and 4 - and inside a window the column
     needing the most discs: diagonalDown's window (col 1 row 5, col 2 row 4, O, O) needs one
     disc in column 1 but two in column 2 (the overhead checker), hence column 2 as in the seed.
@@ -155,13 +160,13 @@ def test_seed002_remaining_checkers_example() -> None:
     def one_based(res: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
         return [(n, None if c is None else c + 1) for n, c in res]
 
-    assert one_based(c4eval.remaining_checkers(o, x, rows, cols, 4)) == [
+    assert one_based(ref.remaining_checkers(o, x, rows, cols, 4)) == [
         (2, 2),
         (1, 2),
         (1, 5),
         (3, 2),
     ]
-    assert one_based(c4eval.remaining_checkers(x, o, rows, cols, 4)) == [
+    assert one_based(ref.remaining_checkers(x, o, rows, cols, 4)) == [
         (4, 6),
         (1, 6),
         (8, None),
@@ -177,8 +182,8 @@ def test_seed002_numba_kernel_agrees_with_reference() -> None:
         for _ in range(40):
             state = random_opening(Connect4State.new(rows, cols, k), rng.randrange(30), rng)
             me, opp = state.current, state.opponent
-            ref_me = [n for n, _ in c4eval.remaining_checkers(me, opp, rows, cols, k)]
-            ref_opp = [n for n, _ in c4eval.remaining_checkers(opp, me, rows, cols, k)]
+            ref_me = [n for n, _ in ref.remaining_checkers(me, opp, rows, cols, k)]
+            ref_opp = [n for n, _ in ref.remaining_checkers(opp, me, rows, cols, k)]
             empty = np.uint64(board & ~state.mask)
             args = (k, wmask, wbelow, bounds)
             got = c4eval.remaining_by_direction(np.uint64(me), np.uint64(opp), empty, *args)
@@ -190,17 +195,13 @@ def test_seed002_numba_kernel_agrees_with_reference() -> None:
 def test_seed000_marked_chip_has_eight_stripes() -> None:
     """Seed 000's example board (7 wide, 5 rows shown): the marked O has 8 open stripes."""
     x, o, rows, cols = grid(["       ", "       ", "       ", "X  O OO", "X OX OX"])
-    assert c4eval.stripes_through(o, x, bit(3, 1, rows), rows, cols, 4) == 8
+    assert ref.stripes_through(o, x, bit(3, 1, rows), rows, cols, 4) == 8
     # The board value sums the stripes of every chip: each window counts once per own disc.
-    per_chip_o = sum(
-        c4eval.stripes_through(o, x, b, rows, cols, 4) for b in range(64) if o >> b & 1
-    )
-    per_chip_x = sum(
-        c4eval.stripes_through(x, o, b, rows, cols, 4) for b in range(64) if x >> b & 1
-    )
-    assert c4eval.board_value(o, x, rows, cols, 4) == per_chip_o - per_chip_x
+    per_chip_o = sum(ref.stripes_through(o, x, b, rows, cols, 4) for b in range(64) if o >> b & 1)
+    per_chip_x = sum(ref.stripes_through(x, o, b, rows, cols, 4) for b in range(64) if x >> b & 1)
+    assert ref.board_value(o, x, rows, cols, 4) == per_chip_o - per_chip_x
     won = o | (1 << bit(2, 1, rows)) | (1 << bit(1, 1, rows))  # hypothetical: O holds a row
-    assert c4eval.board_value(won | (1 << bit(4, 1, rows)), x, rows, cols, 4) == 10_000
+    assert ref.board_value(won | (1 << bit(4, 1, rows)), x, rows, cols, 4) == 10_000
 
 
 def test_window_eval_is_seed003_score() -> None:

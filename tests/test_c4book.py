@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents import c4book, registry
-from engine.agents import c4solver as sv
+from engine.agents import registry
 from engine.agents.base import Budget
+from engine.agents.connect4 import book as c4book
+from engine.agents.connect4 import solver as sv
 from engine.games.connect4 import Connect4State
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents import c4solver, registry
+from engine.agents import registry
 from engine.agents.base import Budget, Limits
+from engine.agents.connect4 import solver as c4solver
 from engine.games.connect4 import Connect4State
 
 DATA = Path(__file__).parent / "data"

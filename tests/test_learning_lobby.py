@@ -307,8 +307,8 @@ async def test_memory_reaches_a_worker_process(tmp_path: Path, clock: Clock) -> 
 async def test_the_real_trainer_learns_from_a_match_and_plays_from_its_memory(
     lobby: Lobby,
 ) -> None:
-    pytest.importorskip("engine.agents.trainer")
-    from engine.agents.trainer import TrainerAgent, position_key
+    pytest.importorskip("engine.agents.connect4.trainer")
+    from engine.agents.connect4.trainer import TrainerAgent, position_key
 
     spy = Spy(lobby)
     snap = await lobby.start_pve(ALICE, "connect4", "trainer", "bot")
@@ -336,7 +336,7 @@ async def test_the_real_trainer_learns_from_a_match_and_plays_from_its_memory(
 
 
 async def test_the_real_trainer_trains_in_the_pool(lobby: Lobby) -> None:
-    pytest.importorskip("engine.agents.trainer")
+    pytest.importorskip("engine.agents.connect4.trainer")
     job = lobby.train("connect4", "trainer:memory=t", 30, seed=3)
     progress = await job.wait()
     assert progress.error is None and progress.done == 30
@@ -369,7 +369,7 @@ async def test_console_train_and_agents(lobby: Lobby) -> None:
 async def test_the_weight_grid_learns_once_per_game_and_a_fixed_grid_not_at_all(
     lobby: Lobby,
 ) -> None:
-    wg = pytest.importorskip("engine.agents.weightgrid")
+    wg = pytest.importorskip("engine.agents.othello.weightgrid")
     if not hasattr(wg, "grid_update"):
         pytest.skip("the learned weight grid is not there yet")
     spy = Spy(lobby)

@@ -9,7 +9,7 @@ import pytest
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.agents.c4solver import best_moves
+from engine.agents.connect4.solver import best_moves
 from engine.agents.mcts import MCTSAgent, pick_move
 from engine.games.connect4 import Connect4State
 from engine.games.othello import OthelloState

@@ -17,14 +17,13 @@ import numpy as np
 import pytest
 
 from engine.agents.base import Budget
-from engine.agents.otheval import WIN, evaluate_state, stable_edges
-from engine.agents.othsearch import (
+from engine.agents.othello.evals import WIN, evaluate_state, stable_edges
+from engine.agents.othello.minimax import (
     OthelloExpectiminimax,
     OthelloMinimax,
     OthelloSearch,
-    warm,
 )
-from engine.agents.weightgrid import (
+from engine.agents.othello.weightgrid import (
     DEFAULT_GRID,
     WeightGridAgent,
     capture_score,
@@ -37,7 +36,15 @@ FFO = Path(__file__).parent / "data" / "ffo_1_19.tsv"
 
 @pytest.fixture(scope="module", autouse=True)
 def _compiled() -> None:
-    warm()  # compile or load the kernels once, outside any timed assertion
+    """Compile or load every kernel of the search once, outside any timed assertion."""
+    search = OthelloSearch(tt_bits=10)
+    state = OthelloState.from_notation(
+        "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXOOOOOOOOOOOOOOOOOOOOO--- X"
+    )
+    search.reset(None, None)
+    search.negamax(state.me, state.opp, 2)
+    search.solve(state.me, state.opp)
+    search.expectimax(state.me, state.opp, 1, 2)
 
 
 def board(black: str, white: str, side: int = 0) -> OthelloState:

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from engine.agents import registry
 from engine.agents.base import AgentSpec, Budget, Limits, Param
+from engine.agents.connect4.trainer import WEIGHT_LIMIT, TrainerAgent, encode_weights, position
 from engine.agents.mcts import MCTSAgent
-from engine.agents.trainer import WEIGHT_LIMIT, TrainerAgent, encode_weights, position
-from engine.agents.weightgrid import encode_grid
+from engine.agents.othello.weightgrid import encode_grid
 from engine.games import new_game
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State

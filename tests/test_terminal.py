@@ -122,7 +122,7 @@ def test_the_registry_compiles_nothing_on_import() -> None:
     imported, so the registry must not import it: the prompt came at 5.5 s, now 0.5 s."""
     code = (
         "import sys, engine.agents.registry as r; r.resolve('minimax', 'connect4');"
-        " print('engine.agents.c4minimax' in sys.modules)"
+        " print('engine.agents.connect4.minimax' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60

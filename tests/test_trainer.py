@@ -17,7 +17,7 @@ import pytest
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.agents.trainer import (
+from engine.agents.connect4.trainer import (
     TrainerAgent,
     board_values,
     candidates,

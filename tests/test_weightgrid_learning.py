@@ -14,8 +14,8 @@ import pytest
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.agents.trainer import TrainerAgent
-from engine.agents.weightgrid import (
+from engine.agents.connect4.trainer import TrainerAgent
+from engine.agents.othello.weightgrid import (
     DEFAULT_GRID,
     GRID_KEY,
     HEAT,

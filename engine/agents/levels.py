@@ -1,26 +1,7 @@
-"""Difficulty levels: each is an agent with a budget, ordered so each beats the one below.
-
-The ladder is proven by `python -m engine arena` (see docs/ladder.md for the tables):
-
-Connect Four
-  easy    seed 003's one-step lookahead: it takes a win and blocks a threat it can see, but looks
-          no further, so it walks into double threats and plays under its opponent's winning
-          cells: a beginner who has learned to build two threats at once beats it.
-  medium  seed 002's minimax at its own default depth 3 with the "remaining checkers"
-          evaluation: it never misses a one-move win or block, but falls for deeper traps, so a
-          club player beats it.
-  hard    the same minimax searching 8 plies (a few milliseconds a move here).
-  expert  near-perfect play: an exact opening book for the first 4 discs, then exact solving of
-          each move within 0.9 s, a deep heuristic search where a move cannot be solved in time.
-
-Othello
-  easy    seed 001's greedy-random policy: maximise discs flipped, a random tie-break each move.
-  medium  minimax at depth 2 with the standard evaluation (mobility, corners, stability).
-  hard    minimax at depth 4.
-  expert  minimax at depth 8 with exact endgame solving from 14 empties.
-
-Budgets are depths or node counts where that keeps the ladder reproducible (and independent of
-machine load); Connect Four's expert needs the clock. A `time` cap bounds every deep level's move.
+"""The difficulty levels: easy, medium, hard and expert of each game, each an agent with a budget,
+ordered so each beats the one below (docs/ladder.md proves it; docs/agents.md says what each
+level plays). Budgets are depths or node counts where that keeps the ladder reproducible;
+Connect Four's expert needs the clock.
 """
 
 from __future__ import annotations

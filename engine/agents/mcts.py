@@ -1,28 +1,8 @@
-"""Seed 002's Monte Carlo tree search (UCT with random playouts) for Connect Four and Othello.
+"""The `mcts` agent, both games: UCT Monte Carlo tree search with random playouts.
 
-The seed's algorithm, as written there: walk down the tree; at a node whose children are not all
-visited yet pick one of the unvisited children at random, otherwise the child with the best UCT
-score ``wins / visits + c * sqrt(ln(parent visits) / visits)`` (c = 1.4, "SquareRoot(2)"); play a
-uniformly random game from the new leaf; add one visit and the result (win 1, draw 0.5, loss 0,
-from the point of view of the player who moved into the node) to every node on the path;
-10,000 simulations; finally play "the column that leads to the highest ratio" of wins to plays.
-
-The move choice guards that last rule against a child visited only a handful of times whose
-ratio is high by luck: `pick="ratio"` takes the best ratio among the root children that got at
-least 10% of the visits of the most visited child (the most visited child always qualifies, so
-in practice: a well-explored child). `pick="visits"` is the usual robust child (most visits).
-
-Implementation: the tree lives in preallocated numpy arrays (first child, child count, move,
-visits, wins, terminal value) and the whole loop runs in numba, in chunks of iterations so the
-Python side can check the clock between chunks (a chunk is sized from the measured speed to last
-~10 ms, so a time budget is kept to within a few ms). A leaf is expanded (all children created)
-on its second visit; a capacity cap (1M nodes, ~32 MB; less for a short time budget, whose
-allocation would otherwise outlast the move) stops further expansion, after which the remaining
-iterations run playouts from the existing leaves. Node positions are not stored:
-the walk replays the moves from the root on two bitboards. No tree reuse between moves.
-
-The `mcts` registry entry serves both games; its factory dispatches on the `game` the registry
-passes. Othello passes are explicit tree moves (PASS = 64), as in the game's own move list.
+The tree lives in preallocated numpy arrays and the loop runs in numba, in chunks sized to about
+10 ms so the Python side can keep a time budget. The move rules (`pick`) and the details:
+docs/agents.md.
 """
 
 from __future__ import annotations
@@ -31,11 +11,9 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.agents.base import (
     Agent,
@@ -50,8 +28,7 @@ from engine.agents.base import (
 from engine.games import c4kernels as c4k
 from engine.games import othkernels as ok
 from engine.games.base import GameState
-
-_F = TypeVar("_F", bound=Callable[..., Any])
+from engine.games.bits import kernel, popcount, xorshift
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -66,11 +43,7 @@ _ONGOING = -1.0  # not a finished game
 _MIN_SHARE = 0.1  # pick="ratio": only children with >= 10% of the top visit count
 
 
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True)(fn))
-
-
-@_kernel
+@kernel
 def _select_child(
     node: int,
     child_start: I32,
@@ -88,7 +61,7 @@ def _select_child(
         if visits[i] == 0:
             unvisited += 1
     if unvisited:
-        rng = c4k.xorshift(rng)
+        rng = xorshift(rng)
         r = int((rng >> np.uint64(32)) % np.uint64(unvisited))
         for i in range(start, start + count):
             if visits[i] == 0:
@@ -106,7 +79,7 @@ def _select_child(
     return best, rng
 
 
-@_kernel
+@kernel
 def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
     """Add the playout result along the path; `reward` is for the mover into path[depth]."""
     for d in range(depth, -1, -1):
@@ -116,7 +89,7 @@ def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> Non
         reward = 1.0 - reward
 
 
-@_kernel
+@kernel
 def c4_iterations(
     cur0: np.uint64,
     mask0: np.uint64,
@@ -189,7 +162,7 @@ def c4_iterations(
     state[0] = rng
 
 
-@_kernel
+@kernel
 def oth_iterations(
     me0: np.uint64,
     opp0: np.uint64,
@@ -220,8 +193,8 @@ def oth_iterations(
             legal = ok.legal_mask(me, opp)
             if term[node] == _UNKNOWN:
                 if legal == np.uint64(0) and ok.legal_mask(opp, me) == np.uint64(0):
-                    mine = ok.popcount(me)
-                    theirs = ok.popcount(opp)  # the discs of the mover into this node
+                    mine = popcount(me)
+                    theirs = popcount(opp)  # the discs of the mover into this node
                     term[node] = 1.0 if theirs > mine else (0.5 if theirs == mine else 0.0)
                 else:
                     term[node] = _ONGOING
@@ -306,15 +279,15 @@ def pick_move(children: list[tuple[int, int, float]], pick: str) -> tuple[int, f
 
 PARAMS = (
     # Beyond 10 the search spreads its visits evenly: nothing more is explored.
-    number("c", 0, 10, "exploration constant: higher tries more unlikely moves"),
-    choice("pick", ("ratio", "visits"), "the final move: best win ratio or most visits"),
+    number("c", 0, 10, "how much it tries moves that look worse: higher tries more"),
+    choice("pick", ("ratio", "visits"), "its move: the best share of wins, or the most tried"),
 )
 
 
 class MCTSAgent(Agent):
-    """UCT with random playouts (seed 002) for Connect Four or Othello.
+    """UCT with random playouts for Connect Four or Othello.
 
-    `c` is the exploration constant, `pick` "ratio" (seed: best win ratio among well-visited
+    `c` is the exploration constant, `pick` "ratio" (best win ratio among well-visited
     children) or "visits" (most visited child). Budget: `nodes` simulations (default 10,000)
     and/or `time` seconds, whichever ends first.
     """

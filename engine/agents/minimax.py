@@ -1,15 +1,14 @@
-"""The registry's `minimax` and `expectiminimax`, for both games (see `engine.agents.c4minimax`
-for the Connect Four search and `engine.agents.othsearch` for Othello's). Light on purpose: the
-searches are imported when an agent is built, so importing the registry compiles nothing (the
-Connect Four search's recursive kernels take seconds to compile on a first run)."""
+"""The registry's `minimax` and `expectiminimax`, both games: each factory builds the search of
+the game it is given (`connect4.minimax`, `othello.minimax`; docs/agents.md says how they are
+shared). Light on purpose: a search is imported only when an agent is built, so importing the
+registry compiles nothing (the Connect Four search's recursive kernels take seconds to compile
+on a first run)."""
 
 from __future__ import annotations
 
-from typing import cast
-
-from engine.agents import c4eval
 from engine.agents.base import Agent, AgentInfo, Budget, Limits, choice
-from engine.agents.otheval import EVALS as OTHELLO_EVALS
+from engine.agents.connect4 import evals as connect4_evals
+from engine.agents.othello.evals import EVALS as OTHELLO_EVALS
 from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
 
 
@@ -20,7 +19,7 @@ def _othello_evals() -> tuple[str, ...]:
 def _check_eval(game: str, eval: str) -> str:
     if game == "connect4":
         name = eval or "checkers"
-        c4eval.eval_id(name)
+        connect4_evals.eval_id(name)
         return name
     if game == "othello":
         name = eval or "standard"
@@ -32,25 +31,25 @@ def _check_eval(game: str, eval: str) -> str:
 
 
 def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
-    """The `minimax` agent of `game` (connect4: C4Minimax, othello: othsearch.OthelloMinimax)."""
+    """The `minimax` agent of `game` (C4Minimax or OthelloMinimax)."""
     name = _check_eval(game, eval)
     if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+        from engine.agents.othello.minimax import OthelloMinimax
 
-        return cast(Agent, othsearch.OthelloMinimax(eval=name))
-    from engine.agents.c4minimax import C4Minimax
+        return OthelloMinimax(eval=name)
+    from engine.agents.connect4.minimax import C4Minimax
 
     return C4Minimax(eval=name)
 
 
 def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: int = 2) -> Agent:
-    """The `expectiminimax` agent of `game` (othello: othsearch.OthelloExpectiminimax)."""
+    """The `expectiminimax` agent of `game` (C4Expectiminimax or OthelloExpectiminimax)."""
     name = _check_eval(game, eval)
     if game == "othello":
-        from engine.agents import othsearch  # type: ignore[attr-defined, unused-ignore]
+        from engine.agents.othello.minimax import OthelloExpectiminimax
 
-        return cast(Agent, othsearch.OthelloExpectiminimax(eval=name, chance_plies=chance_plies))
-    from engine.agents.c4minimax import C4Expectiminimax
+        return OthelloExpectiminimax(eval=name, chance_plies=chance_plies)
+    from engine.agents.connect4.minimax import C4Expectiminimax
 
     return C4Expectiminimax(eval=name, chance_plies=chance_plies)
 
@@ -58,7 +57,7 @@ def make_expectiminimax(game: str = "connect4", eval: str = "", chance_plies: in
 EVAL_PARAMS = (
     choice(
         "eval",
-        c4eval.EVALS,
+        connect4_evals.EVALS,
         "how it scores a position it stops at: discs still to play, open lines, or lines of three",
         games=("connect4",),
     ),
@@ -78,7 +77,7 @@ AGENT_INFOS = [
         "minimax",
         ("connect4", "othello"),
         "looks a few moves ahead for both sides and plays the move that holds up best against "
-        "every reply (alpha-beta search); the deeper, the stronger",
+        "every reply; the deeper, the stronger",
         make_minimax,
         budget=Budget(depth=DEFAULT_DEPTH),
         params=EVAL_PARAMS,

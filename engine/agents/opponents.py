@@ -1,17 +1,7 @@
-"""The opponents people may choose by name on Discord: a fixed spec and budget each.
-
-A free-text agent spec (`minimax:depth=9:eval=window`) is for the engine's own tools; a public
-server offers this curated list instead: the four levels plus one plain name per agent family,
-each with a budget that answers within about a second a move on a 2-core machine
-(`benchmarks/opponent_speed.py` measures it) and a one-line description in plain words.
-
-The levels are exactly `registry.LEVELS` (so `level:hard` on Discord and `--agents hard` on the
-command line are the same opponent). The unlimited `solver` is left out: `expert` is the
-near-perfect player within a time budget. Learning agents (`learns=True`) play from the bot's
-own memory, "default"; only these exact specs may write learned memory after a game, so a
-member cannot train, or spoil, a memory by naming other settings.
-
-Strengths quoted below come from the round robins in docs/ladder.md.
+"""The opponents people may choose by name on Discord: the four levels plus one plain name per
+agent family, each with a fixed spec, a budget answering within about a second a move
+(`benchmarks/opponent_speed.py`) and a one-line description in plain words. Why the list is
+curated, and which may learn: docs/agents.md.
 """
 
 from __future__ import annotations

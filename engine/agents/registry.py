@@ -219,17 +219,19 @@ def agents_for(game: str | None = None) -> list[AgentInfo]:
 
 
 #: Modules that define `AGENT_INFOS: list[AgentInfo]` (and optionally `LEVELS: list[Level]`).
-#: Each family of agents lives in its own module and is listed here once.
+#: Each family of agents lives in its own module and is listed here once: the families of one
+#: game in its package (`connect4`, `othello`), those playing both games beside them.
 PROVIDERS: tuple[str, ...] = (
-    "engine.agents.simple",
-    "engine.agents.greedy",
+    "engine.agents.randomagent",
+    "engine.agents.connect4.onestep",
+    "engine.agents.othello.greedy",
     "engine.agents.mcts",
-    "engine.agents.c4solver",
-    "engine.agents.c4expert",
-    "engine.agents.weightgrid",
-    "engine.agents.trainer",
+    "engine.agents.connect4.solver",
+    "engine.agents.connect4.perfect",
+    "engine.agents.othello.weightgrid",
+    "engine.agents.connect4.trainer",
     "engine.agents.minimax",
-    "engine.agents.planner",
+    "engine.agents.connect4.planner",
     "engine.agents.levels",
 )
 

@@ -12,69 +12,47 @@ silently promote to float64 inside numba).
 A position is two bitboards: `current` (discs of the side to move) and `mask` (all discs).
 Playing swaps the point of view: the new `current` is the old opponent, ``current ^ mask``.
 
-All kernels are module-level `@njit(cache=True, nogil=True)` functions on plain ints and
-np.uint64 so that search agents can call them from their own numba code. From Python, pass
-bitboards as np.uint64 (a Python int would be typed int64 and mix badly with the uint64
+All kernels are module-level `engine.games.bits.kernel` functions on plain ints and np.uint64
+so that search agents can call them from their own numba code. From Python, pass bitboards as
+np.uint64 (a Python int would be typed int64 and mix badly with the uint64
 constants); numba hands uint64 results back as Python ints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
-
 import numpy as np
-from numba import njit
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
+from engine.games.bits import ONE, ZERO, kernel, popcount, xorshift
 
 
-def _kernel(fn: _F) -> _F:
-    """`njit(cache=True, nogil=True)` with the signature kept for mypy."""
-    return cast(_F, njit(cache=True, nogil=True)(fn))
-
-
-@_kernel
-def popcount(bb: np.uint64) -> int:
-    """Number of set bits (numba has no portable uint64 popcount intrinsic)."""
-    n = 0
-    while bb:
-        bb &= bb - _ONE
-        n += 1
-    return n
-
-
-@_kernel
+@kernel
 def column_mask(col: int, rows: int) -> np.uint64:
     """The playable cells of one column (sentinel excluded)."""
-    return ((_ONE << np.uint64(rows)) - _ONE) << np.uint64(col * (rows + 1))
+    return ((ONE << np.uint64(rows)) - ONE) << np.uint64(col * (rows + 1))
 
 
-@_kernel
+@kernel
 def bottom_mask(rows: int, cols: int) -> np.uint64:
     """The bottom cell of every column; ``mask + bottom_mask`` yields each column's next cell."""
-    b = _ZERO
+    b = ZERO
     for c in range(cols):
-        b |= _ONE << np.uint64(c * (rows + 1))
+        b |= ONE << np.uint64(c * (rows + 1))
     return b
 
 
-@_kernel
+@kernel
 def board_mask(rows: int, cols: int) -> np.uint64:
     """Every playable cell: ``mask == board_mask`` means the board is full."""
-    return bottom_mask(rows, cols) * ((_ONE << np.uint64(rows)) - _ONE)
+    return bottom_mask(rows, cols) * ((ONE << np.uint64(rows)) - ONE)
 
 
-@_kernel
+@kernel
 def top_mask(rows: int, cols: int) -> np.uint64:
     """The top playable cell of every column: a column is full when its top bit is in `mask`."""
     return bottom_mask(rows, cols) << np.uint64(rows - 1)
 
 
-@_kernel
+@kernel
 def legal_mask(mask: np.uint64, rows: int, cols: int) -> np.uint64:
     """One bit per playable column: the cell a disc dropped there would land in.
 
@@ -84,19 +62,19 @@ def legal_mask(mask: np.uint64, rows: int, cols: int) -> np.uint64:
     return (mask + bottom_mask(rows, cols)) & board_mask(rows, cols)
 
 
-@_kernel
+@kernel
 def move_bit(mask: np.uint64, col: int, rows: int) -> np.uint64:
     """The cell a disc dropped in `col` lands in, or 0 if the column is full."""
-    return (mask + (_ONE << np.uint64(col * (rows + 1)))) & column_mask(col, rows)
+    return (mask + (ONE << np.uint64(col * (rows + 1)))) & column_mask(col, rows)
 
 
-@_kernel
+@kernel
 def play_bit(current: np.uint64, mask: np.uint64, move: np.uint64) -> tuple[np.uint64, np.uint64]:
     """Play the disc `move` (a single legal cell bit); returns the next (current, mask)."""
     return current ^ mask, mask | move
 
 
-@_kernel
+@kernel
 def is_win(bb: np.uint64, rows: int, k: int) -> bool:
     """Whether `bb` holds k discs in a row in any direction.
 
@@ -111,21 +89,21 @@ def is_win(bb: np.uint64, rows: int, k: int) -> bool:
         t = bb
         for _ in range(k - 1):
             t = (t >> s) & bb
-            if t == _ZERO:
+            if t == ZERO:
                 break
         if t:
             return True
     return False
 
 
-@_kernel
+@kernel
 def winning_cells(bb: np.uint64, rows: int, k: int) -> np.uint64:
     """Every disc of `bb` that lies in some line of k or more (0 if there is none).
 
     The start bits of each line (as in `is_win`) are smeared k-1 steps back up the line. A game
     stops at its first win, so all such lines pass through the last disc played.
     """
-    cells = _ZERO
+    cells = ZERO
     for d in (1, rows + 1, rows, rows + 2):
         if d >= 64:
             continue
@@ -139,55 +117,46 @@ def winning_cells(bb: np.uint64, rows: int, k: int) -> np.uint64:
     return cells
 
 
-@_kernel
+@kernel
 def winning_moves_mask(
     current: np.uint64, mask: np.uint64, rows: int, cols: int, k: int
 ) -> np.uint64:
     """The landing cells of the moves that win on the spot for the side to move."""
     legal = legal_mask(mask, rows, cols)
-    wins = _ZERO
+    wins = ZERO
     while legal:
-        move = legal & (~legal + _ONE)
+        move = legal & (~legal + ONE)
         legal ^= move
         if is_win(current | move, rows, k):
             wins |= move
     return wins
 
 
-@_kernel
+@kernel
 def mirror(bb: np.uint64, rows: int, cols: int) -> np.uint64:
     """`bb` reflected left to right (column c goes to cols-1-c), for symmetric lookups."""
     h = rows + 1
-    col = (_ONE << np.uint64(rows)) - _ONE  # not `h` bits: a 64-bit shift is undefined
-    out = _ZERO
+    col = (ONE << np.uint64(rows)) - ONE  # not `h` bits: a 64-bit shift is undefined
+    out = ZERO
     for c in range(cols):
         bits = (bb >> np.uint64(c * h)) & col
         out |= bits << np.uint64((cols - 1 - c) * h)
     return out
 
 
-@_kernel
+@kernel
 def seed_rng(seed: int) -> np.uint64:
     """A non-zero xorshift state from any integer seed (one splitmix64 step spreads it)."""
     z = np.uint64(seed & 0x7FFFFFFFFFFFFFFF) + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z ^= z >> np.uint64(31)
-    if z == _ZERO:
+    if z == ZERO:
         z = np.uint64(0x9E3779B97F4A7C15)
     return z
 
 
-@_kernel
-def xorshift(state: np.uint64) -> np.uint64:
-    """One xorshift64 step: the next state, which is also the random number drawn."""
-    state ^= state << np.uint64(13)
-    state ^= state >> np.uint64(7)
-    state ^= state << np.uint64(17)
-    return state
-
-
-@_kernel
+@kernel
 def _playout(
     current: np.uint64, mask: np.uint64, rows: int, cols: int, k: int, state: np.uint64
 ) -> tuple[int, np.uint64]:
@@ -196,7 +165,7 @@ def _playout(
         return -1, state
     board = board_mask(rows, cols)
     h = np.uint64(rows + 1)
-    col_bits = (_ONE << np.uint64(rows)) - _ONE
+    col_bits = (ONE << np.uint64(rows)) - ONE
     ncols = np.uint64(cols)
     sign = 1
     while mask != board:
@@ -205,7 +174,7 @@ def _playout(
         while True:
             state = xorshift(state)
             shift = (((state >> np.uint64(32)) * ncols) >> np.uint64(32)) * h
-            move = (mask + (_ONE << shift)) & (col_bits << shift)
+            move = (mask + (ONE << shift)) & (col_bits << shift)
             if move:
                 break
         if is_win(current | move, rows, k):
@@ -215,7 +184,7 @@ def _playout(
     return 0, state
 
 
-@_kernel
+@kernel
 def random_playout(
     current: np.uint64, mask: np.uint64, rows: int, cols: int, k: int, seed: int
 ) -> int:
@@ -223,7 +192,7 @@ def random_playout(
     return _playout(current, mask, rows, cols, k, seed_rng(seed))[0]
 
 
-@_kernel
+@kernel
 def playouts(
     current: np.uint64, mask: np.uint64, rows: int, cols: int, k: int, n: int, seed: int
 ) -> tuple[int, int, int]:
@@ -241,7 +210,7 @@ def playouts(
     return wins, draws, losses
 
 
-@_kernel
+@kernel
 def _perft(
     current: np.uint64,
     mask: np.uint64,
@@ -257,7 +226,7 @@ def _perft(
         return popcount(legal)
     total = 0
     while legal:
-        move = legal & (~legal + _ONE)
+        move = legal & (~legal + ONE)
         legal ^= move
         child = mask | move
         if child == board or is_win(current | move, rows, k):
@@ -267,7 +236,7 @@ def _perft(
     return total
 
 
-@_kernel
+@kernel
 def perft(current: np.uint64, mask: np.uint64, rows: int, cols: int, k: int, depth: int) -> int:
     """Count the move paths of length `depth`, a finished game ending its path early.
 

@@ -1,9 +1,8 @@
 """Every k-cell window of a Connect Four board, as bitboard masks (Pons' layout).
 
 A window is k cells in a line (vertical, horizontal, or either diagonal) that lie on the board.
-Several agents score positions by what each window holds (seed 003's one-step heuristic, seed
-002's remaining checkers, seed 000's opportunities, seed 004's lines), so the masks are computed
-once per board size and shared.
+Several agents score positions by what each window holds (onestep, the minimax evaluations, the
+planner's lines), so the masks are computed once per board size and shared.
 """
 
 from __future__ import annotations

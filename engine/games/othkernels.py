@@ -4,8 +4,8 @@ Everything here works on `np.uint64` bitboards from the point of view of the sid
 `me` holds the mover's discs, `opp` the opponent's. Square index = file + 8 * rank, so a1 = 0,
 h1 = 7, a8 = 56, h8 = 63; shifting left by 1 moves east, by 8 north.
 
-The functions are plain module-level `@njit(cache=True)` functions rather than methods so that
-search agents compiled with numba can call them directly from their own kernels; the
+The functions are plain module-level `engine.games.bits.kernel` functions rather than methods so
+that search agents compiled with numba can call them directly from their own kernels; the
 `OthelloState` class in `othello.py` is only a thin immutable wrapper around them.
 
 Wrap-around: an east/west or diagonal shift would carry a disc from the h file onto the a file of
@@ -17,37 +17,17 @@ or h file, and the one step past the run is computed from a b..g square, so it c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount, xorshift
+
 _INNER = np.uint64(0x7E7E7E7E7E7E7E7E)  # files b..g
 _S1 = np.uint64(1)  # east / west
 _S7 = np.uint64(7)  # north-west / south-east
 _S8 = np.uint64(8)  # north / south
 _S9 = np.uint64(9)  # north-east / south-west
 
-_M1 = np.uint64(0x5555555555555555)
-_M2 = np.uint64(0x3333333333333333)
-_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_H01 = np.uint64(0x0101010101010101)
-_S56 = np.uint64(56)
 
-_XS13 = np.uint64(13)
-_XS7 = np.uint64(7)
-_XS17 = np.uint64(17)
-
-
-@njit(cache=True)
-def popcount(x: np.uint64) -> np.int64:
-    """Number of set bits (SWAR; numba has no portable popcount intrinsic for uint64)."""
-    x = x - ((x >> _ONE) & _M1)
-    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
-    x = (x + (x >> np.uint64(4))) & _M4
-    return np.int64((x * _H01) >> _S56)
-
-
-@njit(cache=True, inline="always")
+@inline_kernel
 def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64) -> np.uint64:
     """Empty-or-not squares reached past a run of `mask` discs that starts next to `me`.
 
@@ -69,7 +49,7 @@ def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64) -> np.uint64:
     return left | (t >> s)
 
 
-@njit(cache=True)
+@kernel
 def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     """Bitboard of the empty squares where the side to move flips at least one disc."""
     inner = opp & _INNER
@@ -80,7 +60,7 @@ def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     return moves & ~(me | opp)
 
 
-@njit(cache=True, inline="always")
+@inline_kernel
 def _flips_dir(me: np.uint64, mask: np.uint64, m: np.uint64, s: np.uint64) -> np.uint64:
     """Discs flipped along both rays of one axis: the `mask` run from `m`, if `me` closes it."""
     t = mask & (m << s)
@@ -90,7 +70,7 @@ def _flips_dir(me: np.uint64, mask: np.uint64, m: np.uint64, s: np.uint64) -> np
     t |= mask & (t << s)
     t |= mask & (t << s)
     # The run is contiguous from m, so the only `me` square one step past it is its far end.
-    f = t if (t << s) & me else _ZERO
+    f = t if (t << s) & me else ZERO
     t = mask & (m >> s)
     t |= mask & (t >> s)
     t |= mask & (t >> s)
@@ -102,13 +82,13 @@ def _flips_dir(me: np.uint64, mask: np.uint64, m: np.uint64, s: np.uint64) -> np
     return f
 
 
-@njit(cache=True)
+@kernel
 def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     """Bitboard of the opponent discs that a disc on `sq` flips (0 if the move is illegal).
 
     Occupancy of `sq` is not checked here; callers test `legal_mask` first.
     """
-    m = _ONE << np.uint64(sq)
+    m = ONE << np.uint64(sq)
     inner = opp & _INNER
     f = _flips_dir(me, inner, m, _S1)
     f |= _flips_dir(me, opp, m, _S8)
@@ -117,7 +97,7 @@ def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     return f
 
 
-@njit(cache=True)
+@kernel
 def bit_index(bit: np.uint64) -> int:
     """Square index of a one-bit board (binary search; avoids float log2 rounding)."""
     n = 0
@@ -136,12 +116,12 @@ def bit_index(bit: np.uint64) -> int:
     if bit >> np.uint64(2):
         bit >>= np.uint64(2)
         n += 2
-    if bit >> _ONE:
+    if bit >> ONE:
         n += 1
     return n
 
 
-@njit(cache=True)
+@kernel
 def _perft(me: np.uint64, opp: np.uint64, depth: int) -> int:
     """Leaves below a position with `depth` >= 1 plies to go.
 
@@ -149,22 +129,22 @@ def _perft(me: np.uint64, opp: np.uint64, depth: int) -> int:
     without moves contributes exactly one leaf (a pass, or a finished game).
     """
     moves = legal_mask(me, opp)
-    if moves == _ZERO:
-        if depth == 1 or legal_mask(opp, me) == _ZERO:
+    if moves == ZERO:
+        if depth == 1 or legal_mask(opp, me) == ZERO:
             return 1  # a finished game is one leaf however much depth remains
         return _perft(opp, me, depth - 1)
     if depth == 1:
         return int(popcount(moves))
     total = 0
     while moves:
-        bit = moves & (~moves + _ONE)
+        bit = moves & (~moves + ONE)
         f = flips(me, opp, bit_index(bit))
         total += _perft(opp ^ f, me | f | bit, depth - 1)
         moves ^= bit
     return total
 
 
-@njit(cache=True)
+@kernel
 def perft(me: np.uint64, opp: np.uint64, depth: int) -> int:
     """Number of leaf paths `depth` plies deep; a pass is a ply, a finished game one leaf."""
     if depth <= 0:
@@ -172,45 +152,36 @@ def perft(me: np.uint64, opp: np.uint64, depth: int) -> int:
     return _perft(me, opp, depth)
 
 
-@njit(cache=True)
-def _xorshift(state: np.uint64) -> np.uint64:
-    """One step of Marsaglia's xorshift64 (state must be nonzero)."""
-    state ^= state << _XS13
-    state ^= state >> _XS7
-    state ^= state << _XS17
-    return state
-
-
-@njit(cache=True)
+@kernel
 def _nth_bit(x: np.uint64, n: int) -> np.uint64:
     """The `n`-th lowest set bit of `x` (0-based) as a one-bit board."""
     for _ in range(n):
-        x &= x - _ONE
-    return x & (~x + _ONE)
+        x &= x - ONE
+    return x & (~x + ONE)
 
 
-@njit(cache=True)
+@kernel
 def _seed_state(seed: int) -> np.uint64:
     """A nonzero xorshift state from any integer seed (splitmix-style scrambling)."""
     s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x6A09E667F3BCC909)
     s ^= s >> np.uint64(31)
-    return s if s != _ZERO else np.uint64(0x2545F4914F6CDD1D)
+    return s if s != ZERO else np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True)
+@kernel
 def _playout(me: np.uint64, opp: np.uint64, rng: np.uint64) -> tuple[int, np.uint64]:
     """Play uniformly random moves to the end; (result for the starting mover, new rng state)."""
     sign = 1
     passed = False
     while True:
         moves = legal_mask(me, opp)
-        if moves == _ZERO:
+        if moves == ZERO:
             if passed:
                 break
             passed = True
         else:
             passed = False
-            rng = _xorshift(rng)
+            rng = xorshift(rng)
             bit = _nth_bit(moves, int(rng % np.uint64(popcount(moves))))
             f = flips(me, opp, bit_index(bit))
             me, opp = me | f | bit, opp ^ f
@@ -222,13 +193,13 @@ def _playout(me: np.uint64, opp: np.uint64, rng: np.uint64) -> tuple[int, np.uin
     return (sign if diff > 0 else -sign), rng
 
 
-@njit(cache=True)
+@kernel
 def random_playout(me: np.uint64, opp: np.uint64, seed: int) -> int:
     """Result of one uniformly random game for the side to move: 1 win, 0 draw, -1 loss."""
     return _playout(me, opp, _seed_state(seed))[0]
 
 
-@njit(cache=True)
+@kernel
 def playouts(me: np.uint64, opp: np.uint64, n: int, seed: int) -> int:
     """Sum of `n` random playout results for the side to move (wins minus losses).
 

@@ -1,27 +1,8 @@
-"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` target).
+"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` level).
 
-Per move, for four in a row (other variants raise `UnsupportedVariant`):
-
-1. Immediate wins and forced replies are played at once (`c4solver.non_losing`).
-2. Positions of at most `c4book.BOOK_PLY` discs that are won or drawn are played from the
-   opening book (exact, built offline by our own solver): that is where solving takes
-   longest. When the book knows several moves keeping the outcome (its children are in it
-   too), the heuristic ranking below picks among them; lost positions are searched instead,
-   for the move that resists best.
-3. A short heuristic alpha-beta (about 15% of the time) ranks the moves: negamax over the
-   non-losing moves only, centre-first / most-threats-first ordering, and at the depth limit an
-   evaluation of threats (empty cells completing a four, weighted by row parity: the first
-   player wants its threats on odd rows counted from 1, the second on even rows) and of open
-   windows holding one or two discs of one side only.
-4. Exact weak solving with `c4solver.probe`, the moves in ranking order, until the deadline:
-   first a move that does not lose (a proven draw or better), then a winning move among the
-   others. A proven win is played; a proven absence of wins makes the safe move a best move.
-5. When time runs out: the safe move if one was proven, else the best-ranked move not proven
-   losing.
-
-The clock is checked inside numba every 1024 nodes; the whole move stays within the budget plus
-a few milliseconds. Without a time budget the agent solves to the end (perfect, but early
-positions take minutes).
+Per move: a win at hand or a forced reply, else the opening book, else a short heuristic search
+ranks the moves and the solver proves them in that order until the deadline. The steps and the
+measurements behind them: docs/agents.md.
 """
 
 from __future__ import annotations
@@ -30,20 +11,20 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
-from engine.agents import c4book
-from engine.agents import c4solver as sv
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.connect4 import book
+from engine.agents.connect4 import solver as sv
+from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
+from engine.games.bits import kernel, popcount
 from engine.games.c4windows import window_array
 from engine.games.connect4 import Connect4State
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
@@ -51,11 +32,7 @@ WIN = 1000  # heuristic scores stay within +-999; proven results are +-(WIN + Po
 DEFAULT_TIME = 0.9
 
 
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True)(fn))
-
-
-@_kernel
+@kernel
 def evaluate(
     cur: np.uint64,
     mask: np.uint64,
@@ -72,22 +49,22 @@ def evaluate(
     # Rows 1, 3, 5 (bit rows 0, 2, 4) suit the first player, the side to move when ply is even.
     my_good = odd_rows if ply % 2 == 0 else board & ~odd_rows
     their_good = board & ~my_good
-    s = 12 * sv.popcount(mine & my_good) + 6 * sv.popcount(mine & ~my_good)
-    s -= 12 * sv.popcount(theirs & their_good) + 6 * sv.popcount(theirs & ~their_good)
+    s = 12 * popcount(mine & my_good) + 6 * popcount(mine & ~my_good)
+    s -= 12 * popcount(theirs & their_good) + 6 * popcount(theirs & ~their_good)
     for i in range(windows.shape[0]):
         w = windows[i]
         a = w & cur
         b = w & opp
         if a and not b:
-            n = sv.popcount(a)
+            n = popcount(a)
             s += 1 if n == 1 else (3 if n == 2 else 0)
         elif b and not a:
-            n = sv.popcount(b)
+            n = popcount(b)
             s -= 1 if n == 1 else (3 if n == 2 else 0)
     return max(-999, min(999, s))
 
 
-@_kernel
+@kernel
 def _alphabeta(
     cur: np.uint64,
     mask: np.uint64,
@@ -122,7 +99,7 @@ def _alphabeta(
     for i in range(colmasks.shape[0]):
         move = possible & colmasks[i]
         if move:
-            score = sv.popcount(sv.winning_cells(cur | move, mask, h, board))
+            score = popcount(sv.winning_cells(cur | move, mask, h, board))
             j = n
             while j > 0 and scorebuf[base + j - 1] < score:
                 movebuf[base + j] = movebuf[base + j - 1]
@@ -146,7 +123,7 @@ def _alphabeta(
     return alpha
 
 
-@_kernel
+@kernel
 def _root_scores(
     cur: np.uint64,
     mask: np.uint64,
@@ -203,7 +180,7 @@ class ExpertAgent(Agent):
         if len(safe) == 1:
             return Decision(move=safe[0], info={"reason": "only move"})
         total = budget.time
-        entry = c4book.lookup(state)
+        entry = book.lookup(state)
         if entry is not None and entry[0] >= 0:
             return self._from_book(state, safe, entry, t0, total, budget.nodes)
         # A lost position (by the book or not) is searched: the heuristic's move makes the
@@ -249,7 +226,7 @@ class ExpertAgent(Agent):
         outcome, col = entry
         keeping = []
         for c in safe:
-            child = c4book.lookup(state.play(c))
+            child = book.lookup(state.play(c))
             if child is not None and -child[0] == outcome:
                 keeping.append(c)
         if len(keeping) > 1:
@@ -302,7 +279,7 @@ class ExpertAgent(Agent):
         odd_rows = np.uint64(sum(1 << (c * h + r) for c in range(state.cols)
                                  for r in range(0, state.rows, 2)))  # fmt: skip
         windows = window_array(state.rows, state.cols, 4)
-        order = sv.centre_order(state.cols)
+        order = centre_order(state.cols)
         cols = np.array([c for c in order if c in safe], dtype=np.int64)
         stop = math.inf if total is None else t0 + 0.15 * total
         max_depth = 12 if total is None else 42

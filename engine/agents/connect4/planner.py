@@ -1,50 +1,7 @@
-"""Seed 004's planner for Connect Four: forced checks, a scoring table and an averaging search.
-
-Forced checks at the root, in the seed's order: win now; block the opponent's win; rule out
-every move after which the opponent can win at once (a "suicide" move); play at once a move that
-makes two threats the opponent cannot both stop (two playable winning cells, or a playable
-winning cell with another winning cell right above it); play the only remaining move at once.
-
-The scoring table (`score_items`), from the planner's ("AI") point of view. Lines are the
-k-cell windows of `c4windows`; a line counts only if it can still become k (none of the other
-side's discs in it). For any k, a "two" is a line short of two discs (k-2 discs, the rest empty)
-and a "three" a line short of one (k-1 discs); a three whose empty cell is playable now is an
-"attack" and scores as an attack instead of a three.
-
-=========================  =====  ==================================================
-item                       pts    counted
-=========================  =====  ==================================================
-opponent forced hand       +25    per column whose landing cell lies right under an
-                                  AI winning cell (the opponent cannot play there)
-two / three / attack       +10 / +30 / +50   per AI line
-impossible move            -15    per column that is full or whose landing cell lies
-                                  right under an opponent winning cell
-opponent two/three/attack  -10 / -30 / -50   per opponent line
-forced win                 +-125  overrides everything: the side to move can win at
-                                  once, or the other side has two playable winning cells
-                                  ("two separate attacks"), or the game is won
-=========================  =====  ==================================================
-
-A full board (a draw) scores 0.
-
-Searches (`search=`):
-
-* ``"average"`` (the seed's searching process): a node's value is the average of its own score
-  and the mean of its children's values, rounded to the nearest whole (halves away from zero);
-  a forced win (+-125) is returned at once; children are the side to move's moves minus full
-  columns and suicide moves; at the depth limit a node is its own score.
-* ``"minimax"`` (the seed's minimax outline, no pruning) with the seed's special scoring in
-  (-10, 10): the score starts at 0 and every item of the table, in the table's order (forced
-  hand, twos, threes, attacks, impossible moves, opponent twos, threes, attacks), adds
-  ``points / 10 * multiplier`` where ``multiplier = 1 - percent`` and ``percent = score / 10``
-  (score >= 0) or ``score / -10`` (score < 0), computed from the score before the item (so an
-  item of 10 points is worth 1.0 on an empty score). A score at or beyond +-10 is set back to
-  +-9.95; the result is rounded to thousandths (and capped again). Wins and forced wins are
-  exactly +-10, a draw 0.
-
-Depth (Budget.depth) counts plies from the root, the planner's own move included; a time budget
-deepens iteratively and keeps the last completed depth. Default Budget(depth=4): about 40-60 ms
-in CPython on 7x6 (depth 5 takes 0.2-0.4 s).
+"""The `planner` agent, Connect Four: forced checks at the root (win, block, no move handing over
+a win, double threats), then a table scoring the lines of two and three each side can still
+complete, searched a few plies by averaging (`search="average"`) or by minimax. The table and
+both searches: docs/agents.md.
 """
 
 from __future__ import annotations
@@ -57,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, choice, require_moves
-from engine.agents.c4lines import centre_order, win_cells
+from engine.agents.connect4.lines import centre_order, win_cells
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
 from engine.games.c4windows import window_masks
@@ -184,7 +141,7 @@ def average_score(ai: int, hu: int, ai_to_move: bool, geo: Geometry) -> int:
 
 
 def diminishing(items: list[int]) -> float:
-    """Seed 004's minimax special scoring of a list of table items (see the module doc)."""
+    """The minimax search's special scoring of a list of table items (see the module doc)."""
     score = 0.0
     for points in items:
         percent = score / 10 if score >= 0 else score / -10
@@ -194,7 +151,7 @@ def diminishing(items: list[int]) -> float:
 
 
 def _cap(score: float) -> float:
-    """The seed's backup: a score at or beyond +-10 without a win is set back to +-9.95 (also
+    """The minimax backup: a score at or beyond +-10 without a win is set back to +-9.95 (also
     after rounding, which could otherwise turn 9.9996 into 10)."""
     if score >= MINIMAX_WIN:
         return 9.95
@@ -220,7 +177,7 @@ def unstoppable(own: int, mask: int, geo: Geometry) -> bool:
 
 
 class PlannerAgent(Agent):
-    """Seed 004's planner; `search` is "average" (the seed's averaging) or "minimax"."""
+    """The planner; `search` is "average" or "minimax" (docs/agents.md)."""
 
     def __init__(self, search: str = "average") -> None:
         if search not in SEARCHES:

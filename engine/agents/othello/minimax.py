@@ -1,27 +1,6 @@
-"""Othello alpha-beta search (numba) and the seed-002 agents built on it.
-
-`OthelloMinimax` is seed 002's minimax brought up to date: negamax alpha-beta with principal
-variation search, iterative deepening under a time budget, a transposition table, move ordering
-and an exact endgame solver; `OthelloExpectiminimax` is seed 002's expectiminimax (chance layers
-below the root, minimax deeper, compared with plain minimax). Both score positions with `otheval`.
-
-Search details:
-
-* A pass is a move and a ply (as in perft); the game ends when neither side can move, scored
-  `+-(WIN + disc difference)` in the midgame search and as the exact disc difference (empties to
-  the winner, FFO convention) by the endgame solver.
-* Transposition table: numba arrays, two-slot buckets (depth-preferred replacement), indexed by a
-  Zobrist hash over the 16 bytes of the two bitboards (one random key per byte position and byte
-  value, so 16 lookups per hash instead of one per disc and no incremental update through flips).
-  Each entry also stores both bitboards, so a hash collision can never return a wrong score.
-* Move ordering: the TT move, then corners and a static square table, the history heuristic, and
-  at depth >= 3 (solver: >= 7 empties) fewest replies for the opponent ("fastest first").
-* Time: numba cannot read `perf_counter`, so every kernel call is bounded by a node limit. The
-  Python driver calls the kernel in chunks of about `CHUNK_SECONDS` worth of nodes (at the speed
-  measured so far) and checks the clock between chunks; an interrupted search simply restarts the
-  same iteration, finding its finished subtrees in the transposition table. A move can therefore
-  overrun the budget by about one chunk (~20 ms) at most. The move of the last finished iteration
-  is kept.
+"""Othello minimax and expectiminimax: numba negamax with alpha-beta (principal variation search),
+iterative deepening, a transposition table, move ordering and an exact endgame solver, driven
+from Python in node-limited chunks so a time budget holds. Details: docs/agents.md.
 """
 
 from __future__ import annotations
@@ -34,27 +13,25 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.agents.base import Agent, Budget, Decision, require_moves
-from engine.agents.otheval import EVALS, WIN, evaluate, final_score, terminal_score
+from engine.agents.othello.evals import EVALS, WIN, evaluate, final_score, terminal_score
 from engine.games.base import GameState, Move
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
 from engine.games.othello import PASS, OthelloState
-from engine.games.othkernels import bit_index, flips, legal_mask, popcount
+from engine.games.othkernels import bit_index, flips, legal_mask
 
 INF = 1_000_000
 MAX_PLY = 160
 MAX_MOVES = 40
 CHUNK_SECONDS = 0.02
 DEFAULT_DEPTH = 3
-"""Seed 002: 'ran with depth = 3 by default' (used when the budget sets no limit at all)."""
+"""The depth searched when the budget sets no limit at all."""
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 # stats slots shared between the driver and the kernels
 _NODES, _LIMIT, _ABORT, _BEST, _LEAVES = 0, 1, 2, 3, 4
 
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
 _BYTE = np.uint64(0xFF)
 _CORNERS = np.uint64(0x8100000000000081)
 
@@ -86,15 +63,9 @@ I64Array = npt.NDArray[np.int64]
 # -- kernels ----------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
-def _pc(x: np.uint64) -> int:
-    """popcount as a plain int (keeps the arithmetic below typed as int)."""
-    return int(popcount(x))
-
-
-@njit(cache=True)
+@kernel
 def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
-    h = _ZERO
+    h = ZERO
     for i in range(8):
         sh = np.uint64(8 * i)
         h ^= zob[i, int((me >> sh) & _BYTE)]
@@ -102,7 +73,7 @@ def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
     return h
 
 
-@njit(cache=True)
+@kernel
 def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32Array) -> int:
     """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
     for s in range(slot, slot + 2):
@@ -111,7 +82,7 @@ def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _tt_store(
     me: np.uint64,
     opp: np.uint64,
@@ -134,7 +105,7 @@ def _tt_store(
     tt_v[s, 3] = move
 
 
-@njit(cache=True)
+@kernel
 def _gen_moves(
     me: np.uint64,
     opp: np.uint64,
@@ -149,7 +120,7 @@ def _gen_moves(
     """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count."""
     n = 0
     while moves:
-        bit = moves & (~moves + _ONE)
+        bit = moves & (~moves + ONE)
         sq = bit_index(bit)
         f = flips(me, opp, sq)
         if sq == tt_move:
@@ -157,7 +128,7 @@ def _gen_moves(
         else:
             sc = _SQUARE_ORDER[sq] * 16 + hist[sq]
             if fastest_first:
-                sc -= 1024 * _pc(legal_mask(opp ^ f, me | f | bit))
+                sc -= 1024 * popcount(legal_mask(opp ^ f, me | f | bit))
         mv[ply, 0, n] = sq
         mv[ply, 1, n] = sc
         fl[ply, n] = f
@@ -166,7 +137,7 @@ def _gen_moves(
     return n
 
 
-@njit(cache=True, inline="always")
+@inline_kernel
 def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
     """Selection sort step: move the best-scored remaining move to position i."""
     best = i
@@ -183,7 +154,7 @@ def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
         fl[ply, best] = tf
 
 
-@njit(cache=True)
+@kernel
 def _negamax(
     me: np.uint64,
     opp: np.uint64,
@@ -210,8 +181,8 @@ def _negamax(
             stats[_LEAVES] += 1
         return v
     moves = legal_mask(me, opp)
-    if moves == _ZERO:
-        if legal_mask(opp, me) == _ZERO:
+    if moves == ZERO:
+        if legal_mask(opp, me) == ZERO:
             return terminal_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
@@ -240,7 +211,7 @@ def _negamax(
         _pick(ply, i, n, mv, fl)
         sq = mv[ply, 0, i]
         f = fl[ply, i]
-        bit = _ONE << np.uint64(sq)
+        bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
         if i == 0:
@@ -296,24 +267,24 @@ def _negamax(
     return best
 
 
-@njit(cache=True)
+@kernel
 def _last_move(me: np.uint64, opp: np.uint64) -> int:
     """Exact final score with one empty square left, side to move `me`."""
     empty = ~(me | opp)
     sq = bit_index(empty)
-    a = _pc(me)
-    b = _pc(opp)
-    n = _pc(flips(me, opp, sq))
+    a = popcount(me)
+    b = popcount(opp)
+    n = popcount(flips(me, opp, sq))
     if n > 0:
         return (a + 1 + n) - (b - n)
-    n = _pc(flips(opp, me, sq))
+    n = popcount(flips(opp, me, sq))
     if n > 0:
         return (a - n) - (b + 1 + n)
     d = a - b
     return d + 1 if d > 0 else (d - 1 if d < 0 else 0)
 
 
-@njit(cache=True)
+@kernel
 def _solve(
     me: np.uint64,
     opp: np.uint64,
@@ -333,12 +304,12 @@ def _solve(
     if stats[_NODES] >= stats[_LIMIT]:
         stats[_ABORT] = 1
         return 0
-    empties = 64 - _pc(me | opp)
+    empties = 64 - popcount(me | opp)
     if empties == 1 and ply > 0:
         return _last_move(me, opp)
     moves = legal_mask(me, opp)
-    if moves == _ZERO:
-        if legal_mask(opp, me) == _ZERO:
+    if moves == ZERO:
+        if legal_mask(opp, me) == ZERO:
             return final_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
@@ -368,7 +339,7 @@ def _solve(
         _pick(ply, i, n, mv, fl)
         sq = mv[ply, 0, i]
         f = fl[ply, i]
-        bit = _ONE << np.uint64(sq)
+        bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
         if i == 0:
@@ -550,7 +521,7 @@ class OthelloSearch:
         return total / count
 
     def expectimax(self, me: int, opp: int, chance: int, depth: int) -> tuple[float, int]:
-        """(value, move) of seed 002's expectiminimax: a max root over our moves, then `chance`
+        """(value, move) of expectiminimax: a max root over our moves, then `chance`
         plies of averaged replies, then negamax; `depth` counts all plies from the root."""
         m, o = np.uint64(me), np.uint64(opp)
         moves = int(legal_mask(m, o))
@@ -637,7 +608,7 @@ def _to_discs(score: int) -> int:
 
 
 class OthelloMinimax(Agent):
-    """Negamax alpha-beta with iterative deepening, TT and an exact endgame (seed 002, Othello).
+    """Negamax alpha-beta with iterative deepening, TT and an exact endgame.
 
     Decision.score is in evaluation units (centidiscs; +-(100000 + discs) for a proven result)
     unless info["exact"] is true, when it is the exact final disc difference.
@@ -668,7 +639,7 @@ class OthelloMinimax(Agent):
 def decisive(state: OthelloState, minimax: SearchResult) -> str | None:
     """Why the expectiminimax agent must play deterministically here, or None.
 
-    The seed plays minimax when 'the player or his opponent is winning in the next move'. The
+    Minimax is played when 'the player or his opponent is winning in the next move'. The
     Othello analogues: the game's result is proven within the horizon (or the endgame is solved
     exactly); a corner is available to the side to move (the 'win at hand'); or the opponent
     could take a corner if it were on move now (the 'block at hand': a random move must not
@@ -686,14 +657,14 @@ def decisive(state: OthelloState, minimax: SearchResult) -> str | None:
 
 
 class OthelloExpectiminimax(Agent):
-    """Seed 002's expectiminimax for Othello, compared with plain minimax on the same board.
+    """Expectiminimax for Othello, compared with plain minimax on the same board.
 
-    Same shape as the Connect Four agent (engine/agents/c4minimax.py): the root is a max node
+    Same shape as the Connect Four agent (`connect4/minimax.py`): the root is a max node
     over our moves, the next `chance_plies` plies below it are chance layers (the mean over every
     legal move, equal weights), deeper plies are negamax; `depth` counts every ply. The chance
     line is taken only when its value is strictly better than plain minimax at the same depth
     and no decisive line is at hand (see `decisive`); then Decision.info["line"] = "chance" and
-    info["force_random_reply"] = True (the opponent is to reply at random, seed 002's rule for
+    info["force_random_reply"] = True (the opponent is to reply at random, the rule for
     bot-vs-bot matches). Otherwise info["line"] = "minimax". With a time budget, half goes to
     minimax (iterative deepening) and the expectation is searched to the depth minimax
     completed, within the rest; if it cannot finish, the minimax move is played.
@@ -759,15 +730,3 @@ class OthelloExpectiminimax(Agent):
             seconds=time.perf_counter() - t0,
             info=info,
         )
-
-
-def warm() -> None:
-    """Compile (or load from numba's cache) every kernel, so the first real move is fast."""
-    search = OthelloSearch(tt_bits=10)
-    state = OthelloState.from_notation(
-        "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXOOOOOOOOOOOOOOOOOOOOO--- X"
-    )
-    search.reset(None, None)
-    search.negamax(state.me, state.opp, 2)
-    search.solve(state.me, state.opp)
-    search.expectimax(state.me, state.opp, 1, 2)

@@ -1,9 +1,5 @@
-"""Seed 001's greedy Othello strategies: maximise the discs flipped, with three tie-breaks.
-
-The seed's `first_max_score` keeps the first maximum found scanning a1..h8;
-`max_score_priority_closest_to_cent` prefers the square nearest the centre and
-`max_score_priority_closest_to_edge` the square nearest an edge (remaining ties: first found).
-Its `computer_random` policy picks one of the three at random on every move: `greedy-random`.
+"""The greedy Othello agents: the move flipping the most discs, with one of three tie-breaks
+(first square from a1, nearest the centre, nearest an edge) or one of them at random each move.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Baseline agents: uniform random, and seed 003's one-step lookahead for Connect Four."""
+"""The `onestep` agent, Connect Four: the best board after its own move, looking no further."""
 
 from __future__ import annotations
 
@@ -9,18 +9,11 @@ from engine.games.base import GameState
 from engine.games.c4windows import count_windows, window_masks
 
 
-class RandomAgent(Agent):
-    """A uniformly random legal move: the floor every other agent is measured against."""
-
-    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
-        return Decision(move=rng.choice(require_moves(state)))
-
-
 def onestep_score(current: int, mask: int, rows: int, cols: int, k: int, col: int) -> float:
-    """Seed 003's score of dropping a disc in `col`: fours*1e6 + threes - 1e3*opponent threes.
+    """The score of dropping a disc in `col`: fours*1e6 + threes - 1e3*opponent threes.
 
     `current` holds the mover's discs before the move. A "four" is a window of k own discs, a
-    "three" a window with k-1 own discs and one empty cell (seed 003's count_windows).
+    "three" a window with k-1 own discs and one empty cell.
     """
     shift = col * (rows + 1)
     move_bit = (mask + (1 << shift)) & (((1 << rows) - 1) << shift)  # lowest empty cell
@@ -37,7 +30,7 @@ def onestep_score(current: int, mask: int, rows: int, cols: int, k: int, col: in
 
 
 class OneStepAgent(Agent):
-    """Seed 003 (Kaggle's one-step lookahead): best board after my move, ties at random."""
+    """The best board after my move (`onestep_score`), ties at random."""
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         from engine.games.connect4 import Connect4State
@@ -55,12 +48,6 @@ class OneStepAgent(Agent):
 
 
 AGENT_INFOS = [
-    AgentInfo(
-        "random",
-        ("connect4", "othello"),
-        "plays any legal move at random: the easiest opponent there is",
-        RandomAgent,
-    ),
     AgentInfo(
         "onestep",
         ("connect4",),

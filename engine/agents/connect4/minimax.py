@@ -1,49 +1,8 @@
-"""Seed 002's minimax and expectiminimax for Connect Four: numba negamax with alpha-beta.
+"""Connect Four minimax and expectiminimax: numba negamax with alpha-beta, iterative deepening and
+a transposition table, driven from Python in node-limited chunks so a time budget holds.
 
-Shared registry names (read this if you add a game)
----------------------------------------------------
-The names `minimax` and `expectiminimax` are registered ONCE, in `engine.agents.minimax` (a
-light module: importing the registry must not compile this one's recursive kernels), for both games
-(games=("connect4", "othello")). Their factories, `make_minimax(game, eval)` and
-`make_expectiminimax(game, eval, chance_plies)`, take the registry's `game` parameter and
-dispatch: "connect4" builds `C4Minimax` / `C4Expectiminimax` below; "othello" imports
-`engine.agents.othsearch` lazily and builds `OthelloMinimax(eval=...)` /
-`OthelloExpectiminimax(eval=..., chance_plies=...)` with the same keyword parameters:
-
-* ``eval: str`` - the evaluation. Connect Four: "checkers" (default, seed 002's remaining
-  checkers), "opportunities" (seed 000's board value), "window" (seed 003's one-step score).
-  Othello: "standard" (default; `othsearch.EVALS` may list more). An empty string means the
-  game's default. Unknown names are a ValueError naming the choices.
-* ``chance_plies: int = 2`` (expectiminimax only) - how many plies below the root are chance
-  layers (every reply averaged with equal probability) before plain minimax takes over.
-
-The default budget of both is Budget(depth=3) (seed 002's lookahead). Note that the registry
-merges a user's `time=` with that default depth; pass `depth=` as well to search deeper.
-
-Search (Connect Four)
----------------------
-Negamax with alpha-beta in numba on Pons' bitboards, iterative deepening, a transposition table
-keyed by Pons' unique key ``current + mask`` (value, depth, bound flag, best column), and move
-ordering: TT move, then two killer moves per ply, then the history heuristic, ties in centre-first
-order. Every node first applies seed 002's special cases: a win available now scores as a win at
-once; if the opponent threatens to win next move only the block is searched (two threats: lost);
-a move directly under an opponent's winning cell is never searched (it loses at once). At the
-root the same rules decide the move without a search: take the win, block the threat.
-Win scores are ``WIN - plies to the win`` so faster wins rank higher.
-
-Time: numba cannot read the clock, so each numba call gets a node limit sized from the speed
-measured so far (at most ~30 ms of work) and stops when it is reached; between calls Python
-checks the deadline. A stopped iteration is resumed by the next call (the transposition table
-keeps the finished subtrees), and only a completed iteration's move is ever played (depth 1
-always completes, so no unexplored move is ever returned).
-
-Expectiminimax: the root is a max node, the next `chance_plies` plies are chance layers (mean
-over every legal reply, a winning reply included) and deeper plies are negamax. Its best value is
-compared with plain minimax at the same depth; the chance line is taken only when it scores
-strictly better. A win or a block at hand is played deterministically. `Decision.info["line"]`
-says "chance" or "minimax" (or "win"/"block"), and when the chance line was taken
-`Decision.info["force_random_reply"] = True`: seed 002's bot-vs-bot rule that the opponent must
-then reply at random (a match option the match runner implements; off by default).
+How the search works, and how the registry's `minimax` entry shares its name with Othello's:
+docs/agents.md.
 """
 
 from __future__ import annotations
@@ -51,14 +10,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numba as nb
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
-from engine.agents import c4eval
 from engine.agents.base import (
     Agent,
     Budget,
@@ -66,13 +23,13 @@ from engine.agents.base import (
     check_params,
     require_moves,
 )
-from engine.agents.c4lines import centre_order, win_cells
+from engine.agents.connect4 import evals
+from engine.agents.connect4.lines import centre_order, win_cells
 from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
+from engine.games.bits import ONE, ZERO, kernel, typed_kernel
 from engine.games.connect4 import Connect4State
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 WIN = 1_000_000_000
 MATE_BOUND = WIN - 10_000  # scores beyond this are proven wins / losses
@@ -81,9 +38,6 @@ TT_BITS = 20
 
 EXACT, LOWER, UPPER = 0, 1, 2
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _VALUE_BIAS = 1 << 31  # TT values are stored biased, as unsigned 32-bit numbers
@@ -94,15 +48,9 @@ _INITIAL_RATE = 1_000_000.0  # nodes/s assumed before the first measurement
 _MARGIN = 0.004  # seconds kept back for the Python side
 
 
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True, nogil=True)(fn))
-
-
 _I64 = nb.types.int64[::1]
 _U64 = nb.types.uint64[::1]
-# The recursive kernels get explicit signatures: numba's cache mislinks a recursive function
-# that is compiled again as another kernel's dependency (numba issues #6061, #6713), so there
-# must be exactly one compiled version, which every caller links against.
+# The recursive kernels get explicit signatures (see `engine.games.bits.typed_kernel`).
 _SEARCH_ARGS = (
     nb.types.uint64,  # cur
     nb.types.uint64,  # mask
@@ -127,14 +75,7 @@ _NEGAMAX_SIG = nb.types.int64(
 _CHANCE_SIG = nb.types.float64(*_SEARCH_ARGS, nb.types.int64, nb.types.int64, *_TAIL_ARGS)
 
 
-def _recursive(sig: Any) -> Callable[[_F], _F]:
-    def wrap(fn: _F) -> _F:
-        return cast(_F, njit(sig, cache=True, nogil=True)(fn))
-
-    return wrap
-
-
-@_recursive(_NEGAMAX_SIG)
+@typed_kernel(_NEGAMAX_SIG)
 def _negamax(
     cur: np.uint64,
     mask: np.uint64,
@@ -166,7 +107,7 @@ def _negamax(
     bottom = gb[0]
     board = gb[1]
     legal = (mask + bottom) & board
-    if legal == _ZERO:
+    if legal == ZERO:
         return 0
     opp = cur ^ mask
     if win_cells(cur, mask, board, rows, k) & legal:
@@ -174,15 +115,15 @@ def _negamax(
     oppwin = win_cells(opp, mask, board, rows, k)
     moves = legal & oppwin
     if moves:
-        if moves & (moves - _ONE):
+        if moves & (moves - ONE):
             return -(WIN - ply - 2)
     else:
         moves = legal
-    moves &= ~(oppwin >> _ONE)
-    if moves == _ZERO:
+    moves &= ~(oppwin >> ONE)
+    if moves == ZERO:
         return -(WIN - ply - 2)
     if depth <= 0:
-        return c4eval.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir)
+        return evals.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir)
 
     key = cur + mask
     idx = 2 * ((key * _HASH_MUL) >> np.uint64(g[4]))
@@ -215,7 +156,7 @@ def _negamax(
     k2 = killers[2 * ply + 1]
     for t in range(cols):
         c = order[t]
-        if moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h)):
+        if moves & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h)):
             if c == tt_move:
                 score = 1 << 50
             elif c == k1:
@@ -238,7 +179,7 @@ def _negamax(
     best_col = -1
     for i in range(n):
         c = buf[base + i]
-        mv = moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
+        mv = moves & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h))
         v = -_negamax(
             opp,
             mask | mv,
@@ -288,7 +229,7 @@ def _negamax(
     return best
 
 
-@_kernel
+@kernel
 def _root(
     cur: np.uint64,
     mask: np.uint64,
@@ -320,8 +261,8 @@ def _root(
     legal = (mask + gb[0]) & board
     opp = cur ^ mask
     oppwin = win_cells(opp, mask, board, rows, k)
-    moves = legal & ~(oppwin >> _ONE)
-    if moves == _ZERO:
+    moves = legal & ~(oppwin >> ONE)
+    if moves == ZERO:
         moves = legal
     alpha = -INF
     best_col = -1
@@ -329,8 +270,8 @@ def _root(
         c = first if t == 0 else order[t - 1]
         if c < 0 or (t > 0 and c == first):
             continue
-        mv = moves & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
-        if mv == _ZERO:
+        mv = moves & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h))
+        if mv == ZERO:
             continue
         if kern.is_win(cur | mv, rows, k):
             v = WIN - 1
@@ -363,7 +304,7 @@ def _root(
     return best_col, alpha
 
 
-@_recursive(_CHANCE_SIG)
+@typed_kernel(_CHANCE_SIG)
 def _chance(
     cur: np.uint64,
     mask: np.uint64,
@@ -390,16 +331,16 @@ def _chance(
     h = rows + 1
     board = gb[1]
     legal = (mask + gb[0]) & board
-    if legal == _ZERO:
+    if legal == ZERO:
         return 0.0
     if depth <= 0:
-        return float(c4eval.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir))
+        return float(evals.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir))
     opp = cur ^ mask
     total = 0.0
     n = 0
     for c in range(cols):
-        mv = legal & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
-        if mv == _ZERO:
+        mv = legal & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h))
+        if mv == ZERO:
             continue
         n += 1
         if kern.is_win(cur | mv, rows, k):
@@ -450,7 +391,7 @@ def _chance(
     return total / n
 
 
-@_kernel
+@kernel
 def _chance_root(
     cur: np.uint64,
     mask: np.uint64,
@@ -480,8 +421,8 @@ def _chance_root(
     best_col = -1
     for t in range(cols):
         c = order[t]
-        mv = legal & (((_ONE << np.uint64(rows)) - _ONE) << np.uint64(c * h))
-        if mv == _ZERO:
+        mv = legal & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h))
+        if mv == ZERO:
             continue
         if kern.is_win(cur | mv, rows, k):
             v = float(WIN - 1)
@@ -542,7 +483,7 @@ class _Search:
     def __init__(self, state: Connect4State, eval_name: str) -> None:
         rows, cols, k = state.rows, state.cols, state.k
         self.state = state
-        self.g = np.array([rows, cols, k, c4eval.eval_id(eval_name), 64 - TT_BITS], np.int64)
+        self.g = np.array([rows, cols, k, evals.eval_id(eval_name), 64 - TT_BITS], np.int64)
         self.gb = np.array(
             [kern.bottom_mask(rows, cols), kern.board_mask(rows, cols)], dtype=np.uint64
         )
@@ -552,7 +493,7 @@ class _Search:
         self.history = np.zeros(64, np.int64)
         self.order = np.array(centre_order(cols), np.int64)
         self.buf = np.zeros(max_ply * 2 * cols, np.int64)
-        self.wmask, self.wbelow, self.wdir = c4eval.tables(rows, cols, k)
+        self.wmask, self.wbelow, self.wdir = evals.tables(rows, cols, k)
         self.cur = np.uint64(state.current)
         self.mask = np.uint64(state.mask)
         self.nodes = 0
@@ -696,7 +637,7 @@ def _empties(state: Connect4State) -> int:
 
 
 def forced_move(state: Connect4State) -> tuple[int, str] | None:
-    """Seed 002's special cases at the root: (column, "win") or (column, "block"), else None.
+    """The forced cases at the root: (column, "win") or (column, "block"), else None.
 
     Among several winning or blocking columns the one nearest the centre is played.
     """
@@ -732,10 +673,10 @@ def _max_depth(state: Connect4State, budget: Budget) -> int:
 
 
 class C4Minimax(Agent):
-    """Seed 002's minimax: iterative-deepening alpha-beta negamax with a static evaluation."""
+    """Minimax: iterative-deepening alpha-beta negamax with a static evaluation."""
 
     def __init__(self, eval: str = "checkers") -> None:
-        c4eval.eval_id(eval)
+        evals.eval_id(eval)
         self.eval = eval
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
@@ -759,10 +700,10 @@ class C4Minimax(Agent):
 
 
 class C4Expectiminimax(Agent):
-    """Seed 002's expectiminimax: chance layers below the root, compared with plain minimax."""
+    """Expectiminimax: chance layers below the root, compared with plain minimax."""
 
     def __init__(self, eval: str = "checkers", chance_plies: int = 2) -> None:
-        c4eval.eval_id(eval)
+        evals.eval_id(eval)
         check_params(CHANCE, "expectiminimax", chance_plies=chance_plies)
         self.eval = eval
         self.chance_plies = chance_plies
@@ -804,12 +745,3 @@ class C4Expectiminimax(Agent):
             seconds=time.perf_counter() - start,
             info=info,
         )
-
-
-def warm() -> None:
-    """Compile or load every kernel of this module (a worker calls this before its first move)."""
-    rng = random.Random(0)
-    state = Connect4State.from_moves("4435")
-    for name in c4eval.EVALS:
-        C4Minimax(eval=name).choose(state, Budget(depth=2), rng)
-        C4Expectiminimax(eval=name).choose(state, Budget(depth=3), rng)

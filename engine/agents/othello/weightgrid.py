@@ -49,7 +49,7 @@ from engine.agents.base import (
     number,
     require_moves,
 )
-from engine.agents.greedy import GreedyAgent
+from engine.agents.othello.greedy import GreedyAgent
 from engine.games.base import GameState, Move
 from engine.games.othello import PASS, OthelloState
 

@@ -70,7 +70,7 @@ from engine.agents.base import (
     number,
     require_moves,
 )
-from engine.agents.c4eval import WON_BOARD, opportunities_score
+from engine.agents.connect4.evals import WON_BOARD, opportunities_score
 from engine.games import c4kernels as kern
 from engine.games.base import GameState, Move
 from engine.games.c4windows import window_array

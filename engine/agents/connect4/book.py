@@ -1,22 +1,6 @@
-"""The opening book of the `perfect` agent: exact outcomes of the first Connect Four positions.
-
-Early positions are where the solver cannot finish within a move's time budget (a weak solve
-of a random 4-disc position takes 2 s at the median and up to minutes), so the agent reads them
-from a book instead. For every 7x6 four-in-a-row position with at most `BOOK_PLY` discs (a
-position and its mirror image share an entry) the book holds the outcome for the side to move
-(1 win, 0 draw, -1 loss) and one column that keeps it.
-
-It is our own solver's work, computed offline by ``python -m engine book``:
-
-1. every position with exactly `BOOK_PLY` discs is solved by `c4solver.probe` (a winning move
-   first, else a move that does not lose), in worker processes, the positions most often
-   reached by move sequences first, each result appended to a work file at once so a stopped
-   build (``--minutes``, a crash) resumes where it stopped;
-2. the earlier positions follow by negamax over their children's outcomes (a position with a
-   child not solved yet is left out: an unfinished book is still exact, only smaller);
-3. the book is written as text, one line per position: ``<key> <outcome> <column>``, where
-   ``key = current + mask`` (unique per position; the smaller of a position's and its
-   mirror's, the column given for that orientation; columns 1-based).
+"""The opening book of the `perfect` agent: the exact outcome of every 7x6 position of the first
+`BOOK_PLY` discs and a column keeping it, built offline by our own solver (``python -m engine
+book``; how: docs/agents.md) and read from `data/c4book.txt`.
 """
 
 from __future__ import annotations
@@ -29,13 +13,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
-from engine.agents import c4solver as sv
+from engine.agents.connect4 import solver as sv
+from engine.agents.connect4.lines import centre_order
 from engine.games.connect4 import Connect4State
 
 ROWS, COLS, K = 6, 7, 4
 BOOK_PLY = 4  # the shipped book's depth (tests and benchmarks check it to that depth)
 MAX_PLY = 8  # deepest book `python -m engine book` builds; lookups stop there
-BOOK_PATH = Path(__file__).with_name("data") / "c4book.txt"
+BOOK_PATH = Path(__file__).parent.parent / "data" / "c4book.txt"
 #: A bigger transposition table for the offline solves (minutes each, not milliseconds).
 BUILD_TABLE_SIZE = 16777213
 
@@ -130,7 +115,7 @@ def likelihood(ply: int, rows: int = ROWS, cols: int = COLS) -> dict[int, int]:
 def solve_position(moves: str, rows: int = ROWS, cols: int = COLS) -> tuple[str, int, int]:
     """(moves, outcome, 0-based column keeping it) of one position, solved to the end."""
     state = Connect4State.from_moves(moves, rows, cols)
-    order = sv.centre_order(state.cols)
+    order = centre_order(state.cols)
     wins = state.winning_moves()
     if wins:
         return moves, 1, min(wins, key=order.index)
@@ -157,7 +142,7 @@ def _derive(
     book = dict(leaves)
     for p in range(ply - 1, -1, -1):
         for state in positions(p, rows, cols):
-            order = sv.centre_order(state.cols)
+            order = centre_order(state.cols)
             best: tuple[int, int] | None = None
             for col in sorted(state.legal_moves(), key=order.index):
                 child = state.play(col)

@@ -1,29 +1,9 @@
 """Pascal Pons' perfect Connect Four solver in numba, and the `solver` agent.
 
-The algorithm is the one of Pons' "Solving Connect 4: how to build a perfect AI" (blog.gamesolver
-.org), step for step:
-
-* negamax with alpha-beta on the bitboards of `c4kernels` (``current`` = side to move, ``mask`` =
-  all discs, cell (col, row) = bit ``col * (rows + 1) + row``);
-* a null-window search driven by a dichotomy on the score (`_solve`), so every search is a cheap
-  yes/no question "is the score above `med`?";
-* the score is Pons': ``(cells + 1 - n) // 2`` for a win with the n-th disc of the game, positive
-  when the side to move wins, 0 for a draw, negative when it loses (``cells = rows * cols``);
-* anticipation of losing moves: only moves that do not hand the opponent an immediate win are
-  searched (`_non_losing`), and a position where the opponent has two threats is lost at once;
-* move ordering by the number of winning cells (open threes) a move creates, centre columns
-  first on ties;
-* a transposition table keyed by ``current + mask`` (unique for a position), storing an upper or
-  a lower bound of the score in one byte with Pons' encoding.
-
-Only k = 4 on boards with at least 4 columns and ``(rows + 1) * cols <= 64`` is supported (the
-threat detection is written for lines of four); anything else raises `UnsupportedVariant`.
-
-The numba search checks a node limit and a `time.perf_counter()` deadline every 1024 nodes (the
-clock is read through a tiny `objmode` block, about a microsecond), so a caller can give up: on
-an exhausted budget the public functions raise `BudgetExceeded`. Entries written before the abort
-stay valid (only completed sub-searches write to the table), so a retry with a bigger budget
-reuses them: the table lives in the process and survives between calls (`reset` clears it).
+Negamax with alpha-beta, a null-window dichotomy on the score and a transposition table that
+lives in the process (`reset` clears it); four in a row only (`UnsupportedVariant` otherwise).
+A node limit and a clock deadline, checked every 1024 nodes, raise `BudgetExceeded`. Details:
+docs/agents.md.
 """
 
 from __future__ import annotations
@@ -31,24 +11,20 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, objmode
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
+from engine.games.bits import ZERO, kernel, now, popcount
 from engine.games.connect4 import Connect4State
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
 
 #: Transposition table entries (a prime, so ``key % size`` spreads keys well): 4M entries of
 #: 8 + 1 bytes, about 38 MB per process, allocated on the first solve.
@@ -57,10 +33,6 @@ TABLE_SIZE = 4194301
 # stats array slots
 _NODES, _LIMIT, _ABORTED, _NEXT_CHECK = 0, 1, 2, 3
 _CHECK_EVERY = 1024
-
-
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True)(fn))
 
 
 class UnsupportedVariant(ValueError):
@@ -75,24 +47,7 @@ class BudgetExceeded(RuntimeError):
 # numba kernels
 
 
-@_kernel
-def now() -> float:
-    """`time.perf_counter()` from inside numba code (an objmode block, ~1 us)."""
-    with objmode(t="float64"):
-        t = time.perf_counter()
-    return t
-
-
-@_kernel
-def popcount(x: np.uint64) -> int:
-    """Set bits of a uint64 (SWAR)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@_kernel
+@kernel
 def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> np.uint64:
     """Empty cells that would complete a line of four for the discs `pos` (Pons' k = 4 trick).
 
@@ -114,7 +69,7 @@ def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> 
     return r & (board ^ mask)
 
 
-@_kernel
+@kernel
 def non_losing(
     cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
 ) -> np.uint64:
@@ -133,7 +88,7 @@ def non_losing(
     return possible & ~(opp_win >> np.uint64(1))
 
 
-@_kernel
+@kernel
 def can_win_next(
     cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
 ) -> bool:
@@ -141,7 +96,7 @@ def can_win_next(
     return bool((winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0))
 
 
-@_kernel
+@kernel
 def _out_of_budget(stats: I64, deadline: float) -> bool:
     """Count a node; every 1024 nodes compare against the node limit and the clock."""
     stats[_NODES] += 1
@@ -152,7 +107,7 @@ def _out_of_budget(stats: I64, deadline: float) -> bool:
     return bool(stats[_ABORTED] != 0)
 
 
-@_kernel
+@kernel
 def _negamax(
     cur: np.uint64,
     mask: np.uint64,
@@ -179,7 +134,7 @@ def _negamax(
     if _out_of_budget(stats, deadline):
         return 0
     possible = non_losing(cur, mask, h, bottom, board)
-    if possible == _ZERO:
+    if possible == ZERO:
         return -((cells - ply) // 2)
     if ply >= cells - 2:
         return 0
@@ -258,13 +213,13 @@ def _negamax(
     return alpha
 
 
-@_kernel
+@kernel
 def _tdiv2(x: int) -> int:
     """x / 2 truncated toward zero, as in C (Pons' dichotomy relies on it)."""
     return -((-x) // 2) if x < 0 else x // 2
 
 
-@_kernel
+@kernel
 def _solve(
     cur: np.uint64,
     mask: np.uint64,
@@ -323,7 +278,7 @@ def _solve(
     return lo
 
 
-@_kernel
+@kernel
 def _best_moves(
     cur: np.uint64,
     mask: np.uint64,
@@ -353,7 +308,7 @@ def _best_moves(
     opp_threats = winning_cells(cur ^ mask, mask, h, board)
     for i in range(colmasks.shape[0]):
         move = possible & colmasks[i]
-        if move == _ZERO:
+        if move == ZERO:
             continue
         if winning_cells(cur, mask, h, board) & move:
             v = (cells + 1 - ply) // 2
@@ -373,7 +328,7 @@ def _best_moves(
     return s, best
 
 
-@_kernel
+@kernel
 def _probe(
     cur: np.uint64,
     mask: np.uint64,
@@ -439,11 +394,6 @@ class _Context:
 
 _CONTEXTS: dict[tuple[int, int], _Context] = {}
 _TABLE: dict[str, Any] = {}
-
-
-def centre_order(cols: int) -> list[int]:
-    """Columns from the centre outwards (Pons' column order): 3, 2, 4, 1, 5, 0, 6 on 7 columns."""
-    return [cols // 2 + (1 - 2 * (i % 2)) * ((i + 1) // 2) for i in range(cols)]
 
 
 def check_variant(state: Connect4State) -> None:

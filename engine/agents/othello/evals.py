@@ -1,32 +1,14 @@
-"""A static Othello evaluation (numba): what the search agents score at their horizon.
-
-Every term is computed for both sides and subtracted, `f(me, opp) - f(opp, me)`, so the score is
-exactly antisymmetric: swapping the two colours negates it. Scores are integers in "centidiscs"
-from the point of view of the side to move (`me`); a finished game is `+-(WIN + disc difference)`
-with the empties given to the winner (the rule `OthelloState.outcome` uses).
-
-Terms, with weights that shift with the game phase (`e` = empty squares):
-
-* mobility: legal-move counts (the opponent's too: a move is a resource you can run out of);
-* frontier discs (discs next to an empty square), a stand-in for potential mobility: few is good
-  until the last moves;
-* corners, and the X-squares (b2, g2, b7, g7) and C-squares (b1, a2, ...) next to an *empty*
-  corner, which tend to hand that corner to the opponent;
-* stable discs anchored on the edges: unbroken runs of one colour from an owned corner along an
-  edge, plus every disc of a completely filled edge;
-* disc difference, weighted from slightly negative in the opening (few discs = more mobility) to
-  heavy in the last 20 empties.
-
-The weights are hand-set (classic textbook proportions), not tuned; the C-square and frontier
-terms are what make the difference against greedy play in the opening.
+"""The static Othello evaluation (numba) the searches score at their horizon: mobility, frontier
+discs, corners and the squares next to them, stable edge discs and the disc difference, weighted
+by the game phase, in "centidiscs" for the side to move. The terms: docs/agents.md.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from engine.games.othkernels import legal_mask, popcount
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
+from engine.games.othkernels import legal_mask
 
 WIN = 100_000
 """Score of a won finished game before the disc difference is added."""
@@ -34,11 +16,8 @@ WIN = 100_000
 EVAL_BOUND = 50_000
 """Static evaluations are clipped to +-EVAL_BOUND, far below WIN."""
 
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
 _NOT_A = np.uint64(0xFEFEFEFEFEFEFEFE)  # every file but a
 _NOT_H = np.uint64(0x7F7F7F7F7F7F7F7F)  # every file but h
-_FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _S1 = np.uint64(1)
 _S7 = np.uint64(7)
 _S8 = np.uint64(8)
@@ -71,13 +50,7 @@ W_CSQUARE = 80
 W_STABLE = 120
 
 
-@njit(cache=True, inline="always")
-def _pc(x: np.uint64) -> int:
-    """popcount as a plain int (keeps the arithmetic below typed as int)."""
-    return int(popcount(x))
-
-
-@njit(cache=True, inline="always")
+@inline_kernel
 def _neighbours(x: np.uint64) -> np.uint64:
     """Squares adjacent (8 directions) to any set square of `x`."""
     e = (x << _S1) & _NOT_A
@@ -86,11 +59,11 @@ def _neighbours(x: np.uint64) -> np.uint64:
     return (row | (row << _S8) | (row >> _S8)) & ~x
 
 
-@njit(cache=True)
+@kernel
 def final_score(me: np.uint64, opp: np.uint64) -> int:
     """Disc difference of a finished game for `me`, empties to the winner."""
-    a = _pc(me)
-    b = _pc(opp)
+    a = popcount(me)
+    b = popcount(opp)
     diff = a - b
     empties = 64 - a - b
     if diff > 0:
@@ -100,7 +73,7 @@ def final_score(me: np.uint64, opp: np.uint64) -> int:
     return 0
 
 
-@njit(cache=True)
+@kernel
 def terminal_score(me: np.uint64, opp: np.uint64) -> int:
     """Search score of a finished game: +-(WIN + disc difference), 0 for a draw."""
     d = final_score(me, opp)
@@ -111,43 +84,43 @@ def terminal_score(me: np.uint64, opp: np.uint64) -> int:
     return 0
 
 
-@njit(cache=True)
+@kernel
 def stable_edges(me: np.uint64, opp: np.uint64) -> np.uint64:
     """Discs of `me` that can never flip because of an edge: corner-anchored runs, full edges."""
     occupied = me | opp
-    stable = _ZERO
+    stable = ZERO
     for e in range(4):
         if (occupied & _EDGE_MASKS[e]) == _EDGE_MASKS[e]:
             stable |= me & _EDGE_MASKS[e]
             continue
         for i in range(8):  # run from the first corner of the edge
-            bit = _ONE << np.uint64(_EDGES[e, i])
+            bit = ONE << np.uint64(_EDGES[e, i])
             if not me & bit:
                 break
             stable |= bit
         for i in range(7, -1, -1):  # and from the other corner
-            bit = _ONE << np.uint64(_EDGES[e, i])
+            bit = ONE << np.uint64(_EDGES[e, i])
             if not me & bit:
                 break
             stable |= bit
     return stable
 
 
-@njit(cache=True)
+@kernel
 def _corner_terms(me: np.uint64, opp: np.uint64) -> int:
     """Corners held minus the X/C-square liabilities next to empty corners, for `me`."""
     occupied = me | opp
-    score = W_CORNER * (_pc(me & _CORNER_MASK) - _pc(opp & _CORNER_MASK))
+    score = W_CORNER * (popcount(me & _CORNER_MASK) - popcount(opp & _CORNER_MASK))
     for c in range(4):
-        if occupied & (_ONE << np.uint64(_CORNER_SQ[c])):
+        if occupied & (ONE << np.uint64(_CORNER_SQ[c])):
             continue
-        x = _ONE << np.uint64(_X_SQ[c])
+        x = ONE << np.uint64(_X_SQ[c])
         if me & x:
             score -= W_XSQUARE
         elif opp & x:
             score += W_XSQUARE
         for j in range(2):
-            cs = _ONE << np.uint64(_C_SQ[c, j])
+            cs = ONE << np.uint64(_C_SQ[c, j])
             if me & cs:
                 score -= W_CSQUARE
             elif opp & cs:
@@ -155,28 +128,28 @@ def _corner_terms(me: np.uint64, opp: np.uint64) -> int:
     return score
 
 
-@njit(cache=True)
+@kernel
 def evaluate(me: np.uint64, opp: np.uint64) -> int:
     """Static score of the position for the side to move (`me`); see the module docstring."""
     my_moves = legal_mask(me, opp)
     their_moves = legal_mask(opp, me)
-    if my_moves == _ZERO and their_moves == _ZERO:
+    if my_moves == ZERO and their_moves == ZERO:
         return terminal_score(me, opp)
     occupied = me | opp
     empty = ~occupied
-    empties = 64 - _pc(occupied)
+    empties = 64 - popcount(occupied)
 
     # Phase weights: opening (e ~ 60) -> midgame -> endgame (e -> 0).
     w_mob = 60 + empties // 2
     w_front = 8 + empties // 3
     w_disc = -4 if empties > 24 else (25 - empties) * 8
 
-    score = w_mob * (_pc(my_moves) - _pc(their_moves))
+    score = w_mob * (popcount(my_moves) - popcount(their_moves))
     frontier_zone = _neighbours(empty)
-    score -= w_front * (_pc(me & frontier_zone) - _pc(opp & frontier_zone))
+    score -= w_front * (popcount(me & frontier_zone) - popcount(opp & frontier_zone))
     score += _corner_terms(me, opp)
-    score += W_STABLE * (_pc(stable_edges(me, opp)) - _pc(stable_edges(opp, me)))
-    score += w_disc * (_pc(me) - _pc(opp))
+    score += W_STABLE * (popcount(stable_edges(me, opp)) - popcount(stable_edges(opp, me)))
+    score += w_disc * (popcount(me) - popcount(opp))
     if score > EVAL_BOUND:
         return EVAL_BOUND
     if score < -EVAL_BOUND:

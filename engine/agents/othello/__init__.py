@@ -1,0 +1,1 @@
+"""The Othello agents and what only they share (the evaluation, the alpha-beta search)."""

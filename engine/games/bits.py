@@ -1,0 +1,91 @@
+"""What every numba kernel of both games shares: the `kernel` decorators, popcount, the uint64
+constants, the xorshift step and the clock.
+
+Every kernel is compiled with the same options, `KERNEL_OPTIONS`: `cache=True` (numba keeps
+the machine code next to the source, so only a first run compiles) and `nogil=True` (a kernel
+run in a thread, as the lobby does for in-process moves and warm-ups, lets the event loop run
+meanwhile; the cost is one GIL release per call from Python, nothing between kernels). The one
+exception is `now`, which reads the clock in Python and so holds the GIL.
+
+numba's cache does not notice when a kernel's callee in another file changes: after editing
+one of these, delete the `__pycache__/*.nbi` files (or change the callers' files too).
+
+Bitboards are np.uint64 everywhere: a Python int or an int64 would be typed signed by numba
+and mix badly with these constants (or silently promote to float64).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+from numba import njit, objmode
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+KERNEL_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}
+
+ZERO = np.uint64(0)
+ONE = np.uint64(1)
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+def kernel(fn: _F) -> _F:
+    """A numba kernel (`KERNEL_OPTIONS`), compiled on its first call; mypy keeps the signature."""
+    return cast(_F, njit(**KERNEL_OPTIONS)(fn))
+
+
+def inline_kernel(fn: _F) -> _F:
+    """A kernel numba inlines into its callers (a small helper on a hot path)."""
+    return cast(_F, njit(inline="always", **KERNEL_OPTIONS)(fn))
+
+
+def typed_kernel(signature: Any) -> Callable[[_F], _F]:
+    """A kernel compiled at once for exactly one signature.
+
+    Recursive kernels that other kernels call need this: numba's cache mislinks a recursive
+    function compiled again as another kernel's dependency (numba issues #6061, #6713), so
+    there must be exactly one compiled version, which every caller links against.
+    """
+
+    def wrap(fn: _F) -> _F:
+        return cast(_F, njit(signature, **KERNEL_OPTIONS)(fn))
+
+    return wrap
+
+
+@kernel
+def popcount(x: np.uint64) -> int:
+    """Number of set bits, in constant time (SWAR: numba has no portable uint64 popcount).
+
+    Typed int64 on purpose: numba's `int()` keeps a uint64 unsigned, and a uint64 count mixed
+    with signed numbers turns the arithmetic into float64 (or wraps below zero).
+    """
+    x = x - ((x >> ONE) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))  # type: ignore[return-value]
+
+
+@njit(cache=True)  # no nogil: the objmode block needs the GIL (numba warns otherwise)
+def now() -> float:
+    """`time.perf_counter()` from inside numba code (an objmode block, about a microsecond)."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@kernel
+def xorshift(state: np.uint64) -> np.uint64:
+    """One xorshift64 step (state non-zero): the next state, which is also the number drawn."""
+    state ^= state << np.uint64(13)
+    state ^= state >> np.uint64(7)
+    state ^= state << np.uint64(17)
+    return state
