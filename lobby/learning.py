@@ -1,37 +1,6 @@
-"""Learning agents in the lobby: their memory, learning from every match, training jobs.
-
-A `LearningAgent` (engine/agents/base.py) is pure: it never touches SQLite. This module is the
-other half of that contract for the bot:
-
-* Memory cache. `LearningHub` keeps the rows of each memory (kind, name) in the lobby process,
-  loaded from the Store on first use: the whole memory when it is small (then a missing key is
-  known to be absent), otherwise key by key (absent keys are remembered too). Before a learning
-  agent moves, the lobby asks a local instance of the agent which rows it needs
-  (`memory_keys(state)`) and sends exactly those rows to the worker with the job.
-* Learning from every match. When a match with a learning agent ends with a result (a finished
-  game, a resignation, a loss on time; not an abandoned or stopped match), the lobby writes an
-  outbox row ("learn", match) in the same transaction as the finish. This hub applies the
-  outbox in the background: the match's stored moves are replayed into states, the agent's
-  `learn_keys` rows are read from the cache, `learn` gives the new rows, and every memory the
-  match changes is written in ONE transaction with `games_trained + 1` that also deletes the
-  outbox row. So learning happens exactly once, survives a kill (the outbox is read again at
-  the next start), and `games_trained` counts exactly the matches and games learned. Who learns
-  and how is the engine's rule (`engine.learning.rule`, as in training): two seats on one memory
-  both learn, in that one write, or once for an agent with `learn_whole_game`; settings that
-  keep no memory (a fixed grid) write nothing. Per-memory locks make read-learn-write atomic.
-* Training jobs (`/train`, the console's /train). Self-play (or play against a fixed opponent)
-  runs in the engine pool in batches of about half a second: a worker gets a snapshot of the
-  memory, plays the games and learns after each one (`engine.learning.play_and_learn`), and
-  sends back the changed rows; the lobby
-  writes each batch in one transaction and shows progress. The memory's lock is held from the
-  snapshot to the write, so a match finishing meanwhile learns after the batch, on top of its
-  rows: neither overwrites the other. A batch uses one worker, so the other one keeps serving
-  moves. At most one job runs per memory.
-
-Another process writing the same memory (e.g. `python -m engine train` on the bot's database
-while it runs) is noticed within `recheck_seconds` (the games_trained counter moved), and the
-cache is then reloaded.
-"""
+"""Learning agents in the lobby: the cache of their memory, learning from every finished match
+(once, through the store's outbox) and `/train` jobs in the engine pool. How and why:
+docs/learning.md, "The bot side"."""
 
 from __future__ import annotations
 

@@ -1,51 +1,6 @@
-"""Seed 000's trainer: one learned weight per column for every board it has met (Connect Four).
-
-Memory (kind ``"trainer"``): one row per board state, key = the canonical board key (below),
-value = `cols` little-endian float32 weights, one per column. The weights belong to the side to
-move in that position (the side is implied by the number of discs, so both colours share one
-memory without clashing).
-
-Canonical keys merge mirror images. A position and its left-right mirror are the same position
-for play, so they share one row: the key is ``bytes([cols, rows, k])`` followed by the smaller of
-Pons' position keys ``current + mask`` of the position and of its mirror, little-endian in
-``ceil(cols * (rows + 1) / 8)`` bytes (7 for 7x6, so 10-byte keys). When the stored row belongs
-to the mirror image, the weights are stored mirrored (column c's weight at index cols-1-c) and
-flipped back on reading; `position_key` says which. In a symmetric position (its own mirror)
-column c and column cols-1-c are the same move, so learning reinforces both.
-
-Choosing (the seed's exploration range): look up the weights, take the maximum over the LEGAL
-columns, and play uniformly among the legal columns whose weight is ``>= max - exploration``.
-Exploration 0 is greedy (random only among exact ties).
-
-Unseen boards (`prior`):
-
-* ``"value"`` (default): column c starts at ``value_scale * clip(v_c, -value_clip, value_clip)``
-  where v_c is the seed's board value of the position after playing c, for the mover: +10000 won,
-  else +1 per own opportunity and -1 per opponent opportunity (`c4eval.opportunities_score`).
-  With the defaults (0.1, 100) a winning move starts at +10 and ordinary moves within a few points
-  of each other, so the untrained agent plays seed 000's greedy board value and learning (+-10 a
-  game) can overturn it after a game or two.
-* ``"zero"``: the seed as written: unseen boards have all-zero weights, so the agent plays
-  uniformly at random wherever it has not been before.
-
-Learning (seed 000's reinforcement): after a game, every (board, column) the agent played gets
-
-    weight[column] += lr * (outcome + value_scale * clip(v, -value_clip, value_clip))
-
-with outcome +10 won, -10 lost, -1 drawn having placed the first disc (seat 0), +1 drawn
-otherwise, and v the board value after that move (as above). Why this scaling: the raw board
-value is +-10000 for a won board and a few dozen opportunities otherwise, so added raw it would
-drown the outcome (a move that creates 20 opportunities and loses would still gain +10). Scaled
-by 0.1 the opportunities become a shaping term of a few points, smaller than the outcome that is
-the real signal, and the won board, clipped to 100, is worth +10: as much as the win itself, which
-makes an immediately winning move a clear favourite from its first visit. The update is additive
-as in the seed (weights are running sums, not averages), so a move's weight grows with the wins
-it collects and shrinks with its losses; the exploration range then lets the alternatives be
-tried once a move's weight has dropped.
-
-Training (self-play against a greedy copy of itself by default), its speed and its learning
-curves: `engine.learning` (the `train` CLI's loop), `python -m engine train` and docs/learning.md.
-"""
+"""The learning agent `trainer` for Connect Four: a weight per (board, column), learned from
+the result of each game it plays; unseen boards start from a board value. How it plays and
+learns, with the reasons for its scaling: docs/learning.md, "The trainer agent"."""
 
 from __future__ import annotations
 

@@ -1,34 +1,6 @@
-"""Seed 001's weight-grid strategy: `computer_weight_capture` on a learned or fixed grid.
-
-The seed: "every piece that would be flipped has a corresponding value on the weight_grid, and
-these values are summed"; the capture strategy plays the legal move with the largest sum. Only
-the flipped discs count, as the seed says, not the square the new disc lands on (that square is
-the move itself, which the seed's capture score never included). Ties go to the first maximum in
-a1..h8 order (the seed's scan order, like `first_max_score`). The seed runs this strategy on 20%
-of the moves and a random lower-level greedy strategy otherwise (its `computer_random`), hence
-`capture_share` and `GreedyAgent("random")`.
-
-Which grid (`grid=`):
-
-* ``"default"``: `DEFAULT_GRID`, a fixed classic positional grid (what the difficulty ladder
-  uses; it learns nothing).
-* ``"learned"``: the seed's learned grid, kept in memory kind ``"weightgrid"`` under one row,
-  key ``b"grid"``, value 64 little-endian float64 (square a1..h8 order = ``grid.reshape(64)``);
-  the games count is the memory's ``games_trained``. A memory without that row is the all-zero
-  grid, as after the seed's reset (on a zero grid every capture scores 0, so the capture strategy
-  plays the first legal move).
-* not given: ``"learned"`` when a `memory` name is given, else ``"default"``.
-
-Learning (the seed's end-of-game code): every square holding the winner's colour +1, every square
-holding the loser's colour -1; a draw changes nothing (the seed only rewards a winner). This is
-one update per GAME, whichever seat asks: a runner playing the agent against itself must call
-`learn` once per game, not once per seat (`learn_whole_game` says so; the learning rule,
-`engine.learning.rule.learning_seats`, honours it for every runner).
-
-Display: the seed shows the grid normalised. `normalised_grid` divides by the largest absolute
-weight (so values lie in [-1, 1], zero stays zero); `render_grid_text` draws an emoji heat map by
-quantile (`show_memory` gives it to `/agents`) and `render_grid_png` a labelled heat map image.
-"""
+"""The weight-grid agent `weightgrid` for Othello: plays the move that captures the most grid
+weight, with a grid that is fixed or learned from games. The rules, the learning modes and
+their curves: docs/learning.md, "The weightgrid agent"."""
 
 from __future__ import annotations
 
