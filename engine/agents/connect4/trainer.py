@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.agents.base import (
     MEMORY,
@@ -28,10 +27,9 @@ from engine.agents.base import (
 from engine.agents.connect4.evals import WON_BOARD, opportunities_score
 from engine.games import c4kernels as kern
 from engine.games.base import GameState, Move
+from engine.games.bits import kernel
 from engine.games.c4windows import window_array
 from engine.games.connect4 import Connect4State
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 MEMORY_KIND = "trainer"
 PRIORS = ("value", "zero")
@@ -44,11 +42,7 @@ WEIGHT_LIMIT = 1e12
 _FLOAT32_MAX = 3.4028234663852886e38
 
 
-def _kernel(fn: _F) -> _F:
-    return cast(_F, njit(cache=True, nogil=True)(fn))
-
-
-@_kernel
+@kernel
 def keys_kernel(
     current: np.uint64, mask: np.uint64, rows: int, cols: int
 ) -> tuple[np.uint64, np.uint64]:
@@ -58,7 +52,7 @@ def keys_kernel(
     return current + mask, mc + mm
 
 
-@_kernel
+@kernel
 def position_info(
     current: np.uint64,
     mask: np.uint64,
@@ -72,7 +66,7 @@ def position_info(
     return key, mkey, after_values(current, mask, rows, cols, k, wmask)
 
 
-@_kernel
+@kernel
 def after_values(
     current: np.uint64,
     mask: np.uint64,
