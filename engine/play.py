@@ -33,7 +33,7 @@ def play_game(
 ) -> GameRecord:
     """Play `agents[0]` (player 0) against `agents[1]` from `start` to the end.
 
-    `chance_rule` is seed 002's bot-vs-bot rule: when expectiminimax takes its chance line
+    `chance_rule`, for bot-vs-bot games: when expectiminimax takes its chance line
     (`info["force_random_reply"]`), the opponent's next move is a uniformly random legal move.
     Off by default; only bot-vs-bot matches offer it.
     """

@@ -33,7 +33,7 @@ from engine.games.connect4 import Connect4State
 
 MEMORY_KIND = "trainer"
 PRIORS = ("value", "zero")
-#: Seed 000's outcome terms.
+#: The outcome terms of the reinforcement.
 WIN, LOSS, DRAW_FIRST, DRAW_SECOND = 10.0, -10.0, -1.0, 1.0
 #: Learning keeps every weight within +-WEIGHT_LIMIT: far beyond any real game's total (a game
 #: adds at most lr * (10 + value_scale * value_clip) = 100,100 with the largest parameters), and
@@ -75,7 +75,7 @@ def after_values(
     k: int,
     wmask: npt.NDArray[np.uint64],
 ) -> npt.NDArray[np.int64]:
-    """Seed 000's board value, for the mover, after each column (0 for a full column)."""
+    """The board value, for the mover, after each column (0 for a full column)."""
     out = np.zeros(cols, dtype=np.int64)
     opp = current ^ mask
     for c in range(cols):
@@ -104,7 +104,7 @@ class Position(NamedTuple):
     mirrored: bool
     #: The position is its own mirror image (column c and cols-1-c are the same move).
     symmetric: bool
-    #: Seed 000's raw board value after each column, for the mover (0 for a full column).
+    #: The raw board value after each column, for the mover (0 for a full column).
     values: list[int]
 
 
@@ -133,7 +133,7 @@ def position_key(state: Connect4State) -> tuple[bytes, bool, bool]:
 
 
 def board_values(state: Connect4State) -> list[int]:
-    """Seed 000's raw board value after each column, for the side to move (0 if full)."""
+    """The raw board value after each column, for the side to move (0 if full)."""
     return position(state).values
 
 
@@ -160,13 +160,13 @@ def decode_weights(raw: bytes, cols: int, mirrored: bool) -> list[float]:
 
 
 def candidates(weights: Sequence[float], legal: list[Move], exploration: float) -> list[Move]:
-    """Seed 000's exploration range: legal columns with ``weight >= max(legal) - exploration``."""
+    """The exploration range: legal columns with ``weight >= max(legal) - exploration``."""
     best = max(weights[c] for c in legal)
     return [c for c in legal if weights[c] >= best - exploration]
 
 
 def outcome_term(result: float, seat: int) -> float:
-    """Seed 000's outcome reinforcement: +10 won, -10 lost, draw -1 for the first player, +1."""
+    """The outcome reinforcement: +10 won, -10 lost, draw -1 for the first player, +1."""
     if result == 1.0:
         return WIN
     if result == 0.0:
@@ -186,7 +186,7 @@ PARAMS = (
 
 
 class TrainerAgent(LearningAgent):
-    """Seed 000's trainer: per-board column weights, the exploration range, reinforcement."""
+    """The trainer: per-board column weights, the exploration range, reinforcement."""
 
     memory_kind = MEMORY_KIND
 

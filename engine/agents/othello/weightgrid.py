@@ -61,7 +61,7 @@ def load_grid(name: str) -> Grid:
 
 
 def zero_grid() -> Grid:
-    """The seed's reset grid."""
+    """The grid a new game starts from (the faithful rule resets it)."""
     return np.zeros((8, 8), dtype=np.float64)
 
 
@@ -85,7 +85,7 @@ def decode_grid(raw: bytes | None) -> Grid:
 
 
 def grid_update(grid: Grid, final: OthelloState, winner: int | None) -> Grid:
-    """The seed's end-of-game update: winner's squares +1, loser's squares -1, draw: none."""
+    """The faithful end-of-game update: winner's squares +1, loser's squares -1, draw: none."""
     out = np.array(grid, dtype=np.float64).reshape(64)
     if winner is None:
         return out.reshape(8, 8)
@@ -162,7 +162,7 @@ def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
 
 
 def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
-    """Seed 001's `computer_weight_capture`: the move flipping the most grid weight."""
+    """Weight capture: the move flipping the most grid weight."""
     moves = require_moves(state)
     if moves == [PASS]:
         return PASS, 0.0
@@ -182,7 +182,7 @@ PARAMS = (
 
 
 class WeightGridAgent(LearningAgent):
-    """Weight-capture on `capture_share` of the moves, greedy-random on the others (seed 001)."""
+    """Weight-capture on `capture_share` of the moves, greedy-random on the others."""
 
     memory_kind = MEMORY_KIND
     #: One `learn` call per game (the update covers both colours); see the module docstring.
@@ -242,7 +242,7 @@ class WeightGridAgent(LearningAgent):
         result: float,
         rows: Mapping[bytes, bytes],
     ) -> dict[bytes, bytes]:
-        """The grid after the seed's update from the final position (nothing for a fixed grid)."""
+        """The grid after the update from the final position (nothing for a fixed grid)."""
         if not self.learned or not moves:
             return {}
         final = states[len(moves) - 1].play(moves[-1])
