@@ -77,6 +77,7 @@ async def main() -> None:
         await pool.start()
         print(f"pool of {args.workers} started and warmed in {time.perf_counter() - t0:.2f} s")
         lobby = Lobby(store, pool, LobbyConfig(seed=1))
+        await lobby.resume()  # as every front end does at start (it warms the rule kernels)
         stalls: list[float] = []
         trips: list[float] = []
         stop = asyncio.Event()

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 
 from db import errors as dberr
+from engine.warm import warm_rules
 from lobby.boundary import boundary
 from lobby.challenges import Challenges
 from lobby.matches import only_pass, result_of
@@ -85,7 +86,12 @@ class Clocks(Challenges):
         Each match is handled on its own: one that fails is logged and set aside if it cannot
         be mended, and the others go on. `only`: the matches to take up (those live before
         this process could start any), all live ones if None.
+
+        First the rule kernels are loaded in a thread: numba's first use in a process takes
+        about half a second (seconds on a first run), which must not freeze the event loop
+        at the first request.
         """
+        await asyncio.to_thread(warm_rules)
         self.spawn(self.learning.warm())
         self.learning.kick()  # learning a kill left in the outbox
         out = []
