@@ -199,12 +199,23 @@ CREATE INDEX challenges_pending ON challenges (expires_at) WHERE status = 'pendi
 CREATE INDEX challenges_by ON challenges (challenger_id, status, created_at);
 """
 
+#: Analyses of finished matches (the coach), one per match, by analyser version.
+_V_ANALYSES = """
+CREATE TABLE analyses (
+    match_id    INTEGER PRIMARY KEY REFERENCES matches (id),
+    version     INTEGER NOT NULL,
+    data        TEXT    NOT NULL CHECK (json_valid(data)),
+    created_at  REAL    NOT NULL
+);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
     (2, _V2),
     (3, _V3),
     (4, _V4),
+    (5, _V_ANALYSES),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

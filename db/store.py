@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 import aiosqlite
 
+from .analyses import Analyses
 from .challenges import Challenges, answer_challenge
 from .connection import Connection, query
 from .errors import (
@@ -69,7 +70,7 @@ _EXPIRED = (
 )
 
 
-class Store(Challenges, AgentMemory, Connection):
+class Store(Analyses, Challenges, AgentMemory, Connection):
     """Async persistence for players, matches, moves, ratings, challenges, agent memory.
 
     Create with ``store = await Store.open(path)`` (close with

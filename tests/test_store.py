@@ -541,3 +541,21 @@ async def test_corrupt_rows_raise_naming_the_row(store_path: Path) -> None:
             CorruptRowError, match=r"ratings \(player_id=\d+, game='connect4'\).*mu"
         ):
             await s.player_stats(alice.id)
+
+
+async def test_an_analysis_is_kept_once_per_match_by_version(store_path: Path) -> None:
+    store = await Store.open(store_path)
+    alice, bob, _ = await _people(store)
+    m = await store.create_match("connect4", "pvp", alice.id, bob.id)
+    assert await store.get_analysis(m.id, 1) is None
+    await store.put_analysis(m.id, 1, {"moves": [{"ply": 0, "verdict": "best"}]})
+    assert await store.get_analysis(m.id, 1) == {"moves": [{"ply": 0, "verdict": "best"}]}
+    assert await store.get_analysis(m.id, 2) is None  # a newer analyser recomputes
+    await store.put_analysis(m.id, 2, {"moves": []})
+    assert await store.get_analysis(m.id, 1) is None and await store.get_analysis(m.id, 2)
+    with pytest.raises(ValueError):
+        await store.put_analysis(m.id, 3, {"x": float("nan")})  # not JSON: nothing written
+    await store.close()
+    store = await Store.open(store_path)  # a restart keeps it
+    assert await store.get_analysis(m.id, 2) == {"moves": []}
+    await store.close()
