@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from engine.agents import registry
@@ -88,6 +89,13 @@ COMMANDS: dict[str, CommandInfo] = {
     ),
     "stats": CommandInfo(("user",), (), "/stats [user:NAME]", "wins, draws, losses and ratings"),
     "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent ended matches"),
+    "replay": CommandInfo(
+        ("match", "dir"),
+        (),
+        "/replay [match:N] [dir:FOLDER]",
+        "a finished match as an animated GIF and a PNG of its end, written to files"
+        " (default: your last match, this folder)",
+    ),
     "agents": CommandInfo(
         ("game",),
         (),
@@ -185,6 +193,13 @@ def offer_key(text: str) -> str:
         return offer(text).key
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def match_number(text: str, listed_by: str) -> int:
+    raw = text.lstrip("#")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+        raise UsageError(f"{text!r} is not a match id (see {listed_by})")
+    return int(raw)
 
 
 def game_name(text: str) -> str:
@@ -508,10 +523,7 @@ class Console:
         self.write("\n".join(lines))
 
     async def cmd_switch(self, opts: dict[str, str]) -> None:
-        raw = opts["match"].lstrip("#")
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
-            raise UsageError(f"{opts['match']!r} is not a match id (see /matches)")
-        snap = await self.lobby.snapshot(int(raw))
+        snap = await self.lobby.snapshot(match_number(opts["match"], "/matches"))
         me = await self.lobby.player_for(self.person())
         if snap.seat_index(me.id) is None and not self._hot_seat(snap):
             raise UsageError(f"match #{snap.id} is not yours (see /matches)")
@@ -565,6 +577,22 @@ class Console:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.history(self.person(name))
         self.write_listing(present.history(player.display_name, rows))
+
+    async def cmd_replay(self, opts: dict[str, str]) -> None:
+        match_id = match_number(opts["match"], "/history") if "match" in opts else None
+        folder = Path(opts.get("dir", "."))
+        if not folder.is_dir():
+            raise UsageError(f"{str(folder)!r} is not a folder")
+        files = await self.lobby.replay(match_id, self.person())
+        written = []
+        for suffix, data in (("gif", files.gif), ("png", files.png)):
+            path = folder / f"replay-{files.replay.match_id}.{suffix}"
+            try:
+                path.write_bytes(data)
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            written.append(f"{path} ({len(data) // 1024 + 1} KB)")
+        self.write(f"Match #{files.replay.match_id}: wrote " + " and ".join(written) + ".")
 
     async def cmd_agents(self, opts: dict[str, str]) -> None:
         games = [game_name(opts["game"])] if "game" in opts else list(GAMES)

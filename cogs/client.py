@@ -19,7 +19,7 @@ from lobby.models import Challenge
 log = logging.getLogger(__name__)
 
 #: Extensions loaded at start, explicitly (a failure is logged, the others still load).
-EXTENSIONS = ("cogs.games", "cogs.training")
+EXTENSIONS = ("cogs.games", "cogs.training", "cogs.coach")
 
 
 class BoardBot(commands.Bot):

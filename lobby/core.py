@@ -9,6 +9,7 @@ life of a match".
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from engine.agents import opponents
 from lobby.boundary import boundary
@@ -17,9 +18,18 @@ from lobby.errors import BadRequest, TrainingRefused
 from lobby.learning import TrainingJob
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
+from lobby.pictures import Replay, final_png, replay_gif
+from lobby.present import result_line
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
 
 __all__ = ["TRANSIENT", "Lobby", "LobbyConfig", "Person", "Seat", "Snapshot", "Where"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFiles:
+    replay: Replay
+    gif: bytes
+    png: bytes
 
 
 class Lobby(Clocks):
@@ -104,6 +114,32 @@ class Lobby(Clocks):
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:
         player = await self.player_for(person)
         return player, await self.store.history(player.id, limit=limit)
+
+    # ------------------------------------------------------------------ replays
+
+    @boundary
+    async def replay(self, match_id: int | None, person: Person) -> ReplayFiles:
+        """The pictures of a finished match (`None`: the person's last one): an animated GIF
+        of every move and a PNG of the end, drawn in a thread (well under a second)."""
+        if match_id is None:
+            _, last = await self.history(person, limit=1)
+            if not last:
+                raise BadRequest("you have no finished match yet: give a match number")
+            match_id = last[0].match.id
+        snap = await self.snapshot(match_id)
+        if snap.live:
+            raise BadRequest(f"match #{match_id} is still being played: replay it when it ends")
+        rows = await self.store.moves(match_id)
+        replay = Replay(
+            match_id,
+            snap.match.game,
+            snap.match.variant,
+            (snap.seats[0].name, snap.seats[1].name),
+            tuple(r.move for r in rows),
+            result_line(snap),
+        )
+        gif, png = await asyncio.to_thread(lambda: (replay_gif(replay), final_png(replay)))
+        return ReplayFiles(replay, gif, png)
 
     @boundary
     async def moves(self, match_id: int) -> list[MoveRow]:

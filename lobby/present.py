@@ -11,9 +11,9 @@ from engine.agents import registry
 from engine.games import catalog
 from engine.games.catalog import game_info
 from engine.games.catalog import title as game_title
-from lobby.core import Snapshot
 from lobby.models import HistoryEntry, LeaderboardEntry, PlayerStats
 from lobby.overview import AgentOverview
+from lobby.records import Snapshot
 from lobby.words import RATING_LEGEND, plural
 
 __all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "game_title", "plural"]
@@ -77,6 +77,19 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
         return f"Draw ({how})."
     winner = int(m.result)
     return f"{piece(game, winner)} **{snap.seats[winner].name}** wins ({how})."
+
+
+def result_line(snap: Snapshot) -> str:
+    """How a match ended, in plain text (no emoji, no markdown): for pictures."""
+    m = snap.match
+    how = how_it_ended(m.termination)
+    if m.status == "live":
+        return f"Move {m.ply + 1}: {snap.seat_to_move.name} to play"
+    if m.status == "abandoned" or m.result is None:
+        return f"Match ended ({how}), no result"
+    if m.result == "draw":
+        return f"Draw ({how})"
+    return f"{snap.seats[int(m.result)].name} wins ({how})"
 
 
 def score_line(snap: Snapshot) -> str | None:

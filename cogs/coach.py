@@ -1,0 +1,44 @@
+"""`/replay`: a finished match as an animated GIF and a PNG of its end (drawn by the lobby in a
+thread, well under a second, so the answer comes without deferring)."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from cogs.actions import person
+
+if TYPE_CHECKING:
+    from cogs.client import BoardBot
+
+MAX_MATCH_ID = 2**63 - 1
+
+
+class Coach(commands.Cog):
+    def __init__(self, bot: BoardBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="replay", description="A finished match as an animated picture")
+    @app_commands.describe(match="The match number (default: your last finished match)")
+    async def replay(
+        self,
+        interaction: discord.Interaction,
+        match: app_commands.Range[int, 1, MAX_MATCH_ID] | None = None,
+    ) -> None:
+        files = await self.bot.lobby.replay(match, person(interaction.user))
+        n = files.replay.match_id
+        await interaction.response.send_message(
+            f"Match #{n}: {files.replay.result}.",
+            files=[
+                discord.File(io.BytesIO(files.gif), filename=f"replay-{n}.gif"),
+                discord.File(io.BytesIO(files.png), filename=f"final-{n}.png"),
+            ],
+        )
+
+
+async def setup(bot: BoardBot) -> None:
+    await bot.add_cog(Coach(bot))
