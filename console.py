@@ -87,7 +87,12 @@ COMMANDS: dict[str, CommandInfo] = {
     "leaderboard": CommandInfo(
         ("game",), ("game",), "/leaderboard game:GAME", "the best rated players of a game"
     ),
-    "stats": CommandInfo(("user",), (), "/stats [user:NAME]", "wins, draws, losses and ratings"),
+    "stats": CommandInfo(
+        ("user", "chart"),
+        (),
+        "/stats [user:NAME] [chart:FILE.png]",
+        "wins, draws, losses and ratings; with chart:, a picture of the rating over time",
+    ),
     "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent ended matches"),
     "replay": CommandInfo(
         ("match", "dir"),
@@ -572,6 +577,18 @@ class Console:
         name = check_name(opts.get("user", self.user))
         player, rows = await self.lobby.stats(self.person(name))
         self.write_listing(present.stats(player.display_name, rows))
+        if "chart" not in opts:
+            return
+        chart = await self.lobby.rating_chart(player)
+        if chart is None:
+            self.write(f"No chart: {player.display_name} has no rated game yet.")
+            return
+        path = Path(opts["chart"])
+        try:
+            path.write_bytes(chart)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self.write(f"Rating chart: {path} ({len(chart) // 1024 + 1} KB)")
 
     async def cmd_history(self, opts: dict[str, str]) -> None:
         name = check_name(opts.get("user", self.user))

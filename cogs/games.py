@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -172,7 +173,13 @@ class Games(commands.Cog):
         target = user or interaction.user
         player, rows = await self.bot.lobby.stats(person(target))
         embed = listing_embed(present.stats(player.display_name, rows), 0x3B88C3)
-        await interaction.response.send_message(embed=embed)
+        chart = await self.bot.lobby.rating_chart(player)
+        if chart is None:
+            await interaction.response.send_message(embed=embed)
+            return
+        embed.set_image(url="attachment://rating.png")
+        picture = discord.File(io.BytesIO(chart), filename="rating.png")
+        await interaction.response.send_message(embed=embed, file=picture)
 
     @app_commands.command(name="history", description="Recent matches of a player")
     @app_commands.describe(user="Whose history (default: yours)")

@@ -209,6 +209,21 @@ CREATE TABLE analyses (
 );
 """
 
+#: Every rating a rated finish wrote, for charts over time. Ratings written before this
+#: migration have no history: a player's chart starts at their next rated game.
+_V_RATING_HISTORY = """
+CREATE TABLE rating_history (
+    player_id  INTEGER NOT NULL REFERENCES players (id),
+    game       TEXT    NOT NULL,
+    match_id   INTEGER NOT NULL REFERENCES matches (id),
+    mu         REAL    NOT NULL,
+    sigma      REAL    NOT NULL CHECK (sigma > 0),
+    games      INTEGER NOT NULL,
+    at         REAL    NOT NULL,
+    PRIMARY KEY (player_id, game, match_id)
+);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -216,6 +231,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (3, _V3),
     (4, _V4),
     (5, _V_ANALYSES),
+    (6, _V_RATING_HISTORY),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

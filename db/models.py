@@ -237,6 +237,23 @@ class Rating:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A player's rating in one game right after one of their rated games (for charts)."""
+
+    game: str
+    match_id: int
+    mu: float
+    sigma: float
+    games: int  # rated games played by then
+    at: float
+
+    @property
+    def ordinal(self) -> float:
+        """The rating shown everywhere: mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+
+@dataclass(frozen=True, slots=True)
 class LeaderboardEntry:
     rank: int  # 1-based position in the returned list
     player: Player

@@ -38,6 +38,7 @@ from .models import (
     PlayerKind,
     PlayerStats,
     Rating,
+    RatingPoint,
 )
 from .rows import (
     MATCH_COLS,
@@ -473,6 +474,26 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
                 for r in new
             ],
         )
+        # The same transaction: a chart never shows a rating the table does not have.
+        await conn.executemany(
+            "INSERT INTO rating_history (player_id, game, match_id, mu, sigma, games, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.player_id, r.game, m.id, r.mu, r.sigma, r.games, now) for r in new],
+        )
+
+    async def rating_history(self, player_id: int, limit: int = 1000) -> list[RatingPoint]:
+        """A player's ratings after each rated game, per game, oldest first (the last `limit`
+        of each game)."""
+        rows = await self._fetchall(
+            "SELECT game, match_id, mu, sigma, games, at FROM ("
+            " SELECT *, ROW_NUMBER() OVER (PARTITION BY game ORDER BY games DESC) AS n"
+            " FROM rating_history WHERE player_id = ?) WHERE n <= ? ORDER BY game, games",
+            (player_id, limit),
+        )
+        return [
+            RatingPoint(str(r[0]), int(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5]))
+            for r in rows
+        ]
 
     async def moves(self, match_id: int) -> list[MoveRow]:
         """All moves of a match in ply order (replay them to rebuild the position)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from engine.agents import opponents
 from lobby.boundary import boundary
+from lobby.charts import rating_chart
 from lobby.clocks import Clocks
 from lobby.errors import BadRequest, TrainingRefused
 from lobby.learning import TrainingJob
@@ -114,6 +115,14 @@ class Lobby(Clocks):
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:
         player = await self.player_for(person)
         return player, await self.store.history(player.id, limit=limit)
+
+    @boundary
+    async def rating_chart(self, player: Player) -> bytes | None:
+        """A PNG of the player's rating over their rated games (None before the first)."""
+        points = await self.store.rating_history(player.id)
+        if not points:
+            return None
+        return await asyncio.to_thread(rating_chart, player.display_name, points)
 
     # ------------------------------------------------------------------ replays
 

@@ -13,6 +13,7 @@ from db.models import (
     Player,
     PlayerStats,
     Rating,
+    RatingPoint,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "Player",
     "PlayerStats",
     "Rating",
+    "RatingPoint",
 ]

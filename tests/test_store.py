@@ -559,3 +559,35 @@ async def test_an_analysis_is_kept_once_per_match_by_version(store_path: Path) -
     store = await Store.open(store_path)  # a restart keeps it
     assert await store.get_analysis(m.id, 2) == {"moves": []}
     await store.close()
+
+
+async def test_each_rated_finish_adds_to_the_rating_history_in_its_transaction(
+    store: Store,
+) -> None:
+    alice, bob, _ = await _people(store)
+    assert await store.rating_history(alice.id) == []
+    m = await store.create_match("connect4", "pvp", alice.id, bob.id, rated=True)
+    bad = [
+        Rating(alice.id, "connect4", 27.0, 8.0, 1, 1, 0, 0),
+        Rating(bob.id, "connect4", 23.0, -1.0, 1, 0, 0, 1),  # rolls the whole finish back
+    ]
+    with pytest.raises(sqlite3.IntegrityError):
+        await _finish(store, m.id, "finished", "0", "connect", bad)
+    assert await store.rating_history(alice.id) == []  # no history without its rating
+    good = [bad[0], Rating(bob.id, "connect4", 23.0, 8.0, 1, 0, 0, 1)]
+    await _finish(store, m.id, "finished", "0", "connect", good)
+    m2 = await store.create_match("connect4", "pvp", alice.id, bob.id, rated=True)
+    again = [
+        Rating(alice.id, "connect4", 28.0, 7.0, 2, 2, 0, 0),
+        Rating(bob.id, "connect4", 22.0, 7.0, 2, 0, 0, 2),
+    ]
+    await _finish(store, m2.id, "finished", "0", "connect", again)
+    casual = await store.create_match("othello", "pvp", alice.id, bob.id)
+    await _finish(store, casual.id, "finished", "draw", "no_moves")  # unrated: no history
+    points = await store.rating_history(alice.id)
+    assert [(p.game, p.match_id, p.games, p.mu) for p in points] == [
+        ("connect4", m.id, 1, 27.0),
+        ("connect4", m2.id, 2, 28.0),
+    ]
+    assert points[-1].ordinal == 28.0 - 21.0
+    assert [p.games for p in await store.rating_history(alice.id, limit=1)] == [2]
