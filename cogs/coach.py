@@ -15,7 +15,7 @@ from cogs.actions import person
 if TYPE_CHECKING:
     from cogs.client import BoardBot
 
-MAX_MATCH_ID = 2**63 - 1
+MAX_MATCH_ID = 2**53 - 1  # the largest integer option Discord takes (a JSON-safe integer)
 
 
 class Coach(commands.Cog):
