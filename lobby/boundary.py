@@ -7,10 +7,11 @@ them (a corrupt row is set aside at once, for one)."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import ParamSpec, TypeVar
 
 from db.errors import CorruptRowError, StoreError
@@ -22,6 +23,17 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("inside_lobby", default=False)
+
+
+@contextlib.contextmanager
+def front_end() -> Iterator[None]:
+    """Run a front end's listener: its calls into the lobby (and the tasks it starts) are
+    requests again, translated at their own boundary."""
+    token = _inside.set(False)
+    try:
+        yield
+    finally:
+        _inside.reset(token)
 
 
 def boundary(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:

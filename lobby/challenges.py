@@ -8,7 +8,7 @@ import math
 from typing import Literal
 
 from db import errors as dberr
-from lobby.boundary import boundary
+from lobby.boundary import boundary, front_end
 from lobby.errors import BadRequest, ChallengeOver, LimitReached, NotInMatch
 from lobby.models import Challenge
 from lobby.records import Person, Snapshot, Where
@@ -117,7 +117,8 @@ class Challenges(Turns):
         for challenge in expired:
             for listener in list(self.challenge_listeners):
                 try:
-                    await listener(challenge)
+                    with front_end():
+                        await listener(challenge)
                 except Exception:
                     log.exception("a challenge listener failed")
         return expired

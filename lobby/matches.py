@@ -22,7 +22,7 @@ from engine.agents.base import AgentSpec, Budget
 from engine.games import new_game
 from engine.games.base import GameState, IllegalMoveError, Move, NotationError
 from engine.games.catalog import Offer, offer
-from lobby.boundary import boundary
+from lobby.boundary import boundary, front_end
 from lobby.errors import (
     BadMove,
     BadRequest,
@@ -618,7 +618,8 @@ class Matches:
     async def _emit(self, snap: Snapshot) -> None:
         for listener in list(self.listeners):
             try:
-                await listener(snap)
+                with front_end():
+                    await listener(snap)
             except Exception:
                 log.exception("a match listener failed")
 

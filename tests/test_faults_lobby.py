@@ -379,3 +379,21 @@ async def test_a_request_on_a_corrupt_match_gets_the_lobbys_error_not_the_stores
     await shut(closed)
     with pytest.raises(StoreFailed, match="shutting down"):
         await closed.stats(ALICE)
+
+
+async def test_a_listener_asking_the_lobby_gets_the_lobbys_errors_too(lobby: Lobby) -> None:
+    """Listeners are front-end code: what they ask of the lobby is a request of its own, with
+    the store's errors translated, even though the lobby called them inside a request."""
+    bad, good = await _corrupt_one(lobby)
+    lobby._states.clear()
+    seen: list[type[BaseException]] = []
+
+    async def listener(snap: Snapshot) -> None:
+        try:
+            await lobby.snapshot(bad)
+        except Exception as exc:
+            seen.append(type(exc))
+
+    lobby.listeners.append(listener)
+    await lobby.play(good, BOB, "3")
+    assert seen == [StoreFailed]
