@@ -82,6 +82,13 @@ COMMANDS: dict[str, CommandInfo] = {
     "resign": CommandInfo(
         (), (), "/resign", "resign your current match (hot-seat: the player to move resigns)"
     ),
+    "hint": CommandInfo(
+        (),
+        (),
+        "/hint",
+        "the best move in your game against the bot, and what it leads to (the game becomes"
+        " unrated; a few per game)",
+    ),
     "stop": CommandInfo((), (), "/stop", "stop the bot match you started last"),
     "wait": CommandInfo((), (), "/wait", "wait until the running bot matches have ended"),
     "leaderboard": CommandInfo(
@@ -550,6 +557,11 @@ class Console:
         else:
             person = self.person()
         await self.lobby.resign(snap.id, person)
+
+    async def cmd_hint(self, opts: dict[str, str]) -> None:
+        snap = await self.current(playable=True)
+        found, after = await self.lobby.hint(snap.id, self.person())
+        self.write(present.hint_line(found, after, self.lobby.config.max_hints))
 
     async def cmd_stop(self, opts: dict[str, str]) -> None:
         for match_id in reversed(self.botmatches):

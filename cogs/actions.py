@@ -23,6 +23,7 @@ from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.render import board_embed, board_view
 from engine.games.catalog import offer, offer_of
+from lobby import present
 from lobby.core import Person, Snapshot, Where
 from lobby.errors import BadRequest, ChallengeOver, MatchOver, NotInMatch, StaleAction
 from lobby.models import Challenge
@@ -187,6 +188,17 @@ async def resign_button(interaction: discord.Interaction, match_id: int) -> None
     lobby = bot_of(interaction).lobby
     who, via = person(interaction.user), origin(interaction)
     await answer_click(interaction, match_id, lobby.resign(match_id, who, via))
+
+
+async def hint_button(interaction: discord.Interaction, match_id: int) -> None:
+    """The hint, for the clicker's eyes only (deferred: the search takes a second or two)."""
+    lobby = bot_of(interaction).lobby
+    who, via = person(interaction.user), origin(interaction)
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    found, snap = await lobby.hint(match_id, who, via)
+    await interaction.followup.send(
+        present.hint_line(found, snap, lobby.config.max_hints), ephemeral=True
+    )
 
 
 async def rematch(interaction: discord.Interaction, match_id: int) -> None:

@@ -11,6 +11,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs.actions import person
+from lobby import present
+from lobby.errors import BadRequest
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -38,6 +40,21 @@ class Coach(commands.Cog):
                 discord.File(io.BytesIO(files.png), filename=f"final-{n}.png"),
             ],
         )
+
+    @app_commands.command(name="hint", description="The best move in your game against the bot")
+    async def hint(self, interaction: discord.Interaction) -> None:
+        """For the person's latest game against the bot in this channel; only they see it."""
+        me = person(interaction.user)
+        games = await self.bot.lobby.live_matches_of(me, interaction.channel_id)
+        games = [m for m in games if m.kind == "pve"]
+        if not games:
+            raise BadRequest("you have no game against the bot in this channel")
+        latest = max(games, key=lambda m: m.id)
+        # The search takes up to a couple of seconds: answer within Discord's 3 s first.
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        found, snap = await self.bot.lobby.hint(latest.id, me)
+        text = present.hint_line(found, snap, self.bot.lobby.config.max_hints)
+        await interaction.followup.send(text, ephemeral=True)
 
 
 async def setup(bot: BoardBot) -> None:

@@ -4,6 +4,7 @@ Custom ids (all well under Discord's 100 characters):
   c4:<match>:<ply>:<col>      a Connect Four column (0-based)
   ot:<match>:<ply>:<part>     an Othello move select (part = which slice of the legal moves)
   rs:<match>                  resign
+  hn:<match>                  a hint (games against the bot)
   rm:<match>                  rematch
   st:<match>                  stop a bot match
   ch:<a|d>:<challenge>        accept/decline (or withdraw) a stored challenge
@@ -37,6 +38,7 @@ class Handlers(Protocol):
     ) -> None: ...
     async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def rematch(self, interaction: discord.Interaction, match_id: int) -> None: ...
+    async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def answer_challenge(
         self, interaction: discord.Interaction, challenge_id: int, accept: bool
@@ -159,6 +161,13 @@ class ResignButton(_MatchButton, template=r"rs:(?P<match>[0-9]{1,18})"):
         await _handle(interaction, lambda h: h.resign_button(interaction, self.match_id))
 
 
+class HintButton(_MatchButton, template=r"hn:(?P<match>[0-9]{1,18})"):
+    prefix, label, style = "hn", "Hint", discord.ButtonStyle.secondary
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _handle(interaction, lambda h: h.hint_button(interaction, self.match_id))
+
+
 class RematchButton(_MatchButton, template=r"rm:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
 
@@ -223,6 +232,7 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     ColumnButton,
     MoveSelect,
     ResignButton,
+    HintButton,
     RematchButton,
     StopButton,
     ChallengeButton,

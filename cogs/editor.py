@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 RETRY_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)
 
 
-def _moment(snap: Snapshot) -> tuple[int, bool]:
-    """How far a snapshot is in its match (a finish beats a move at the same ply)."""
-    return (snap.match.ply, not snap.live)
+def _moment(snap: Snapshot) -> tuple[int, bool, int]:
+    """How far a snapshot is in its match (a finish beats a move at the same ply, and a hint,
+    which changes the footer, beats the board before it)."""
+    return (snap.match.ply, not snap.live, int(snap.match.options.get("hints") or 0))
 
 
 class Bucket:
@@ -81,7 +82,7 @@ class _Board:
     channel_id: int
     message_id: int
     kind: str
-    shown: tuple[int, bool] | None = None  # the moment the message is known to show
+    shown: tuple[int, bool, int] | None = None  # the moment the message is known to show
     latest: Snapshot | None = None  # the newest snapshot seen from any source
     force: bool = False  # edit `latest` even if `shown` says it is there (order unknown)
     editing: bool = False

@@ -72,6 +72,9 @@ class Games(commands.Cog):
     async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None:
         await actions.resign_button(interaction, match_id)
 
+    async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None:
+        await actions.hint_button(interaction, match_id)
+
     async def rematch(self, interaction: discord.Interaction, match_id: int) -> None:
         await actions.rematch(interaction, match_id)
 

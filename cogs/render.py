@@ -11,6 +11,7 @@ import discord
 
 from cogs.components import (
     ColumnButton,
+    HintButton,
     MoveSelect,
     RematchButton,
     ResignButton,
@@ -77,4 +78,6 @@ def board_view(snap: Snapshot) -> discord.ui.View:
             )
         resign_row = len(parts)
     view.add_item(ResignButton(m.id, row=resign_row))
+    if m.kind == "pve" and not waiting:  # hints: against the bot, on the person's turn
+        view.add_item(HintButton(m.id, row=resign_row))
     return view

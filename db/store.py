@@ -317,6 +317,20 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
             )
             return decode_match(rows[0])
 
+    async def use_hint(self, match_id: int) -> Match:
+        """Count a hint given in a live match, which makes it unrated (in one write: a hint
+        can never be given to a match that still counts)."""
+        async with self._write("use_hint") as conn:
+            await _live_match(conn, match_id)
+            rows = await query(
+                conn,
+                "UPDATE matches SET rated = 0, options = json_set(options, '$.hints',"
+                " coalesce(json_extract(options, '$.hints'), 0) + 1)"
+                f" WHERE id = ? RETURNING {MATCH_COLS}",
+                (match_id,),
+            )
+            return decode_match(rows[0])
+
     async def append_move(
         self,
         match_id: int,

@@ -9,14 +9,24 @@ life of a match".
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.agents import opponents
+from engine.hints import Hint, hint
 from lobby.boundary import boundary
 from lobby.charts import rating_chart
 from lobby.clocks import Clocks
-from lobby.errors import BadRequest, TrainingRefused
+from lobby.errors import (
+    BadRequest,
+    LimitReached,
+    MatchOver,
+    NotInMatch,
+    NotYourTurn,
+    StaleAction,
+    TrainingRefused,
+)
 from lobby.learning import TrainingJob
+from lobby.matches import check_origin
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
 from lobby.pictures import Replay, final_png, replay_gif
@@ -123,6 +133,39 @@ class Lobby(Clocks):
         if not points:
             return None
         return await asyncio.to_thread(rating_chart, player.display_name, points)
+
+    # ------------------------------------------------------------------ hints
+
+    @boundary
+    async def hint(
+        self, match_id: int, person: Person, via: Where | None = None
+    ) -> tuple[Hint, Snapshot]:
+        """The best move for the person to move in their game against the bot, and what it
+        leads to. The game becomes unrated (stored before the answer); a few per game."""
+        snap = await self.snapshot(match_id)
+        check_origin(snap.match, via)
+        player = await self._known(person)
+        if player is None or snap.seat_index(player.id) is None:
+            raise NotInMatch(f"match #{match_id} is not yours")
+        if snap.match.kind != "pve":
+            raise BadRequest("hints are only for games against the bot")
+        if not snap.live:
+            raise MatchOver(f"match #{match_id} is over")
+        if snap.seat_index(player.id) != snap.state.to_move():
+            raise NotYourTurn("a hint is for your turn: wait for the bot's move")
+        used = int(snap.match.options.get("hints") or 0)
+        if used >= self.config.max_hints:
+            raise LimitReached(f"you have used the {used} hints of this game")
+        seconds = self.config.hint_seconds
+        found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2)
+        async with self._lock(match_id):
+            current = await self.snapshot(match_id)
+            if not current.live or current.match.ply != snap.match.ply:
+                raise StaleAction("the game moved on while the hint was found; ask again")
+            match = await self.store.use_hint(match_id)
+        after = replace(current, match=match)
+        await self._emit(after)  # the board's footer now says the game is unrated
+        return found, after
 
     # ------------------------------------------------------------------ replays
 

@@ -11,6 +11,7 @@ from engine.agents import registry
 from engine.games import catalog
 from engine.games.catalog import game_info
 from engine.games.catalog import title as game_title
+from engine.hints import Hint
 from lobby.models import HistoryEntry, LeaderboardEntry, PlayerStats
 from lobby.overview import AgentOverview
 from lobby.records import Snapshot
@@ -79,6 +80,15 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
     return f"{piece(game, winner)} **{snap.seats[winner].name}** wins ({how})."
 
 
+def hint_line(hint: Hint, snap: Snapshot, max_hints: int) -> str:
+    """The answer to a hint, and what it cost."""
+    used = int(snap.match.options.get("hints") or 0)
+    return (
+        f"Hint for match #{snap.id}: play {hint.move} ({hint.outcome}). This game is now "
+        f"unrated; hints used: {used} of {max_hints}."
+    )
+
+
 def result_line(snap: Snapshot) -> str:
     """How a match ended, in plain text (no emoji, no markdown): for pictures."""
     m = snap.match
@@ -98,7 +108,14 @@ def score_line(snap: Snapshot) -> str | None:
 
 
 def footer(snap: Snapshot) -> str:
-    rated = "rated" if snap.match.rated else "unrated"
+    hints = int(snap.match.options.get("hints") or 0)
+    rated = (
+        "rated"
+        if snap.match.rated
+        else f"unrated ({plural(hints, 'hint')})"
+        if hints
+        else "unrated"
+    )
     return f"Match #{snap.id} · {snap.match.variant} · {rated} · ply {snap.match.ply}"
 
 

@@ -110,6 +110,9 @@ class LobbyConfig:
     #: Every request may name agents by raw spec (still checked and bounded): for offline
     #: tools and tests; the bot passes `raw_ok` per request instead (its owner only).
     raw_specs: bool = False
+    #: Hints a person may ask for in one game against the bot (each makes the game unrated).
+    max_hints: int = 3
+    hint_seconds: float = 1.5  # how long the hint's search may take
     seed: int | None = None
 
 
