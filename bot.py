@@ -54,6 +54,7 @@ NUMBERS: tuple[tuple[str, str, type, float, float], ...] = (
     ("BOARDBOT_MAX_CHALLENGES", "max_pending_challenges", int, 0, 10_000),
     ("BOARDBOT_CHALLENGE_COOLDOWN", "challenge_cooldown", float, 0, 86400),
     ("BOARDBOT_CHALLENGE_SECONDS", "challenge_seconds", float, 10, 7 * 86400),
+    ("BOARDBOT_MAX_HINTS", "max_hints", int, 0, 100),
 )
 #: Discord ids: (variable, field).
 IDS = (
@@ -85,6 +86,7 @@ class Config:
     max_pending_challenges: int = 5
     challenge_cooldown: float = 30.0
     challenge_seconds: float = 300.0
+    max_hints: int = 3  # hints per game against the bot (0: none)
     owner_specs: bool = False
     home_guild: int | None = None
     admin_role: int | None = None
@@ -145,6 +147,7 @@ class Config:
             max_pending_challenges=limit(self.max_pending_challenges),
             challenge_cooldown=self.challenge_cooldown,
             challenge_seconds=self.challenge_seconds,
+            max_hints=self.max_hints,
         )
 
 

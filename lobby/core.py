@@ -154,6 +154,8 @@ class Lobby(Clocks):
         if snap.seat_index(player.id) != snap.state.to_move():
             raise NotYourTurn("a hint is for your turn: wait for the bot's move")
         used = int(snap.match.options.get("hints") or 0)
+        if self.config.max_hints <= 0:
+            raise BadRequest("hints are turned off on this bot")
         if used >= self.config.max_hints:
             raise LimitReached(f"you have used the {used} hints of this game")
         seconds = self.config.hint_seconds
