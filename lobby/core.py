@@ -159,7 +159,7 @@ class Lobby(Clocks):
         if used >= self.config.max_hints:
             raise LimitReached(f"you have used the {used} hints of this game")
         seconds = self.config.hint_seconds
-        found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2)
+        found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True)
         async with self._lock(match_id):
             current = await self.snapshot(match_id)
             if not current.live or current.match.ply != snap.match.ply:

@@ -296,13 +296,16 @@ class EnginePool:
         result: Decision = await self._submit(choose_in_worker, args, cap, label, urgent)
         return result
 
-    async def run(self, fn: Callable[..., T], *args: Any, cap: float | None = None) -> T:
+    async def run(
+        self, fn: Callable[..., T], *args: Any, cap: float | None = None, urgent: bool = False
+    ) -> T:
         """Run a module-level function in a worker (e.g. a training batch), killed past `cap`
-        seconds (at most the ceiling, which is also the default)."""
+        seconds (at most the ceiling, which is also the default); `urgent` as in `choose`."""
         if cap is not None and not cap > 0:
             raise ValueError(f"a job's cap must be > 0, not {cap}")
         limit = self.ceiling if cap is None else min(cap, self.ceiling)
-        result: T = await self._submit(fn, args, limit, getattr(fn, "__qualname__", repr(fn)))
+        label = getattr(fn, "__qualname__", repr(fn))
+        result: T = await self._submit(fn, args, limit, label, urgent)
         return result
 
     async def _submit(
