@@ -176,7 +176,8 @@ class Lobby(Clocks):
         """The pictures of a finished match (`None`: the person's last one): an animated GIF
         of every move and a PNG of the end, drawn in a thread (well under a second)."""
         if match_id is None:
-            _, last = await self.history(person, limit=1)
+            player = await self._known(person)  # asking creates no player
+            last = [] if player is None else await self.store.history(player.id, limit=1)
             if not last:
                 raise BadRequest("you have no finished match yet: give a match number")
             match_id = last[0].match.id
