@@ -9,6 +9,7 @@ life of a match".
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, replace
 
 from engine.agents import opponents
@@ -30,10 +31,13 @@ from lobby.matches import check_origin
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
 from lobby.pictures import Replay, final_png, replay_gif
+from lobby.pool import JobFailed
 from lobby.present import result_line
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
 
 __all__ = ["TRANSIENT", "Lobby", "LobbyConfig", "Person", "Seat", "Snapshot", "Where"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +163,11 @@ class Lobby(Clocks):
         if used >= self.config.max_hints:
             raise LimitReached(f"you have used the {used} hints of this game")
         seconds = self.config.hint_seconds
-        found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True)
+        try:
+            found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True)
+        except JobFailed as exc:  # a crashed or hung worker: no hint, nothing counted
+            log.warning("match %s: no hint: %s", match_id, exc)
+            raise BadRequest("no hint could be found this time; try again") from None
         async with self._lock(match_id):
             current = await self.snapshot(match_id)
             if not current.live or current.match.ply != snap.match.ply:

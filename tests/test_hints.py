@@ -15,7 +15,7 @@ from engine.games.connect4 import Connect4State
 from engine.hints import from_score, hint, in_moves
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, LimitReached, NotInMatch, NotYourTurn
-from lobby.pool import EnginePool
+from lobby.pool import EnginePool, WorkerCrashed
 from tests.boardbot import ALICE, BOB, buttons, callbacks
 from tests.test_console import run
 
@@ -128,3 +128,18 @@ async def test_the_hint_button_answers_the_player_and_marks_the_board_unrated(en
     assert followup.ephemeral and "play 4 (it keeps your win)" in followup.message["content"]
     await h.settle()
     assert "unrated (1 hint)" in h.last_message(ephemeral=False)["embeds"][0]["footer"]["text"]
+
+
+async def test_a_failed_hint_job_counts_nothing(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snap = await lobby.start_pve(ANN, "connect4", "easy", "me")
+
+    async def crash(*args: Any, **kwargs: Any) -> Any:
+        raise WorkerCrashed("the worker died")
+
+    monkeypatch.setattr(lobby.pool, "run", crash)
+    with pytest.raises(BadRequest, match="no hint could be found"):
+        await lobby.hint(snap.id, ANN)
+    after = await lobby.snapshot(snap.id)
+    assert after.match.rated and "hints" not in after.match.options
