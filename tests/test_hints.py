@@ -47,14 +47,18 @@ def test_a_connect_four_hint_is_proven_late_in_a_game() -> None:
 
 
 def test_an_othello_hint_is_exact_near_the_end() -> None:
+    """Exact from 14 empties whatever the time budget: the first hint in a process pays the
+    kernels' compile inside its budget, and a busy host must not turn a proof into a guess."""
     import random
 
-    state, rng = new_game("othello"), random.Random(2)
-    while state.ply < 50:
-        state = state.play(rng.choice(state.legal_moves()))
-    found = hint(state)
-    assert (found.exact and "disc" in found.outcome) or "draw" in found.outcome
-    assert state.parse_move(found.move) in state.legal_moves()
+    for seed in range(4):
+        state, rng = new_game("othello"), random.Random(seed)
+        while 64 - (state.black | state.white).bit_count() > 14:
+            state = state.play(rng.choice(state.legal_moves()))
+        found = hint(state, seconds=0.01)
+        assert found.exact, (seed, found)
+        assert "disc" in found.outcome or "draw" in found.outcome
+        assert state.parse_move(found.move) in state.legal_moves()
 
 
 @pytest.fixture
