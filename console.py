@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
 TRAIN_REPORT_SECONDS = 5.0  # a progress line this often while a /train job runs
+PROGRESS_AFTER = 2.0  # an analysis still running after this long gets a note
 MAX_NAME = 32
 
 
@@ -108,6 +109,13 @@ COMMANDS: dict[str, CommandInfo] = {
         "a finished match as an animated GIF and a PNG of its end, written to files"
         " (default: your last match, this folder)",
     ),
+    "analyse": CommandInfo(
+        ("match", "gif"),
+        (),
+        "/analyse [match:N] [gif:FILE.gif]",
+        "every move of a finished match judged by the solvers: best, good, inaccuracy, miss,"
+        " blunder; accuracy and the turning point (default: your last match)",
+    ),
     "agents": CommandInfo(
         ("game",),
         (),
@@ -124,7 +132,13 @@ COMMANDS: dict[str, CommandInfo] = {
     "help": CommandInfo((), (), "/help", "this list"),
     "quit": CommandInfo((), (), "/quit", "stop your running bot matches and leave"),
 }
-COMMAND_ALIASES = {"exit": "quit", "?": "help", "leaderboards": "leaderboard", "user": "as"}
+COMMAND_ALIASES = {
+    "analyze": "analyse",
+    "exit": "quit",
+    "?": "help",
+    "leaderboards": "leaderboard",
+    "user": "as",
+}
 #: Older option names still understood.
 OPTION_ALIASES = {"play": {"level": "opponent"}}
 
@@ -622,6 +636,30 @@ class Console:
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             written.append(f"{path} ({len(data) // 1024 + 1} KB)")
         self.write(f"Match #{files.replay.match_id}: wrote " + " and ".join(written) + ".")
+
+    async def cmd_analyse(self, opts: dict[str, str]) -> None:
+        match_id = match_number(opts["match"], "/history") if "match" in opts else None
+        gif = Path(opts["gif"]) if "gif" in opts else None
+        if gif is not None and not gif.parent.is_dir():
+            raise UsageError(f"{str(gif.parent)!r} is not a folder")
+        job = asyncio.ensure_future(self.lobby.analyse(match_id, self.person()))
+        done, _ = await asyncio.wait({job}, timeout=PROGRESS_AFTER)
+        if not done:  # a note while it runs; the answer follows
+            self.write(
+                f"Analysing {'your last match' if match_id is None else f'match #{match_id}'}"
+                " with the solvers (a few seconds)..."
+            )
+        report = await job
+        a, names = report.analysis, report.replay.names
+        self.write(present.analysis_title(report.replay.match_id, report.replay.game))
+        self.write("\n".join(present.analysis_table(a, names)))
+        self.write("\n".join(present.analysis_lines(a, names, report.replay.result)))
+        if gif is not None:
+            try:
+                gif.write_bytes(report.gif)
+            except OSError as exc:
+                raise UsageError(f"cannot write {gif}: {exc.strerror or exc}") from None
+            self.write(f"Replay: {gif} ({len(report.gif) // 1024 + 1} KB)")
 
     async def cmd_agents(self, opts: dict[str, str]) -> None:
         games = [game_name(opts["game"])] if "game" in opts else list(GAMES)

@@ -290,6 +290,56 @@ def cmd_book(args: argparse.Namespace) -> int:
     return 0
 
 
+def _game_moves(args: argparse.Namespace) -> list[str]:
+    from engine import analysis
+
+    moves = analysis.split_moves(args.game, args.moves)
+    analysis.positions(args.game, args.variant, moves)  # a bad move: one line, exit 2
+    return moves
+
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    from engine import analysis
+
+    moves = _game_moves(args)
+    if args.budget is not None and not 0 < args.budget <= 3600:
+        raise ValueError("--budget must be between 0 and 3600 seconds")
+    result = analysis.analyse(args.game, moves, args.variant, args.budget)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    names = ("first", "second")
+    print(f"{game_info(args.game).title}: {len(moves)} moves analysed in {result.seconds:.1f} s")
+    print("\n".join(analysis.table(result, names)))
+    print("\n".join(analysis.summary(result, names)))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from engine.pictures import Replay, final_png, replay_gif
+
+    moves = _game_moves(args)
+    if not args.gif and not args.png:
+        raise ValueError("give --gif FILE.gif, --png FILE.png or both")
+    final = new_game(args.game, args.variant)
+    for text in moves:
+        final = final.play(final.parse_move(text))
+    names = ("first", "second")
+    outcome = final.outcome()
+    if outcome is None:
+        result = "unfinished"
+    elif outcome.winner is None:
+        result = "a draw"
+    else:
+        result = f"{names[outcome.winner]} wins"
+    replay = Replay(0, args.game, args.variant, names, tuple(moves), result)
+    for path, draw in ((args.gif, replay_gif), (args.png, final_png)):
+        if path:
+            Path(path).write_bytes(draw(replay))
+            print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -380,6 +430,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(c4book.BOOK_PATH), help="the book file to write")
     p.add_argument("--minutes", type=float, default=None, help="stop after this long (resumable)")
     p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser(
+        "analyse", help="judge every move of a game: best, good, inaccuracy, miss, blunder"
+    )
+    _add_game(p)
+    p.add_argument(
+        "--moves",
+        required=True,
+        help="the moves: Connect Four columns like 4453, Othello squares like d3c5 (or "
+        "separated by spaces), pass allowed",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds (default: 4.5 Connect Four, 13.5 Othello)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_analyse)
+
+    p = sub.add_parser("replay", help="draw a game as an animated GIF and its end as a PNG")
+    _add_game(p)
+    p.add_argument("--moves", required=True, help="the moves, as for analyse")
+    p.add_argument("--gif", metavar="FILE.gif", help="write the animated replay here")
+    p.add_argument("--png", metavar="FILE.png", help="write the final position here")
+    p.set_defaults(func=cmd_replay)
 
     add_train_parser(sub)
     return parser

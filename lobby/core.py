@@ -10,44 +10,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
 
 from engine.agents import opponents
-from engine.hints import Hint, hint
 from lobby.boundary import boundary
 from lobby.charts import rating_chart
-from lobby.clocks import Clocks
+from lobby.coach import AnalysisReport, Coach, ReplayFiles
 from lobby.errors import (
     BadRequest,
-    LimitReached,
-    MatchOver,
-    NotInMatch,
-    NotYourTurn,
-    StaleAction,
     TrainingRefused,
 )
 from lobby.learning import TrainingJob
-from lobby.matches import check_origin
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
-from lobby.pictures import Replay, final_png, replay_gif
-from lobby.pool import JobFailed
-from lobby.present import result_line
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
 
-__all__ = ["TRANSIENT", "Lobby", "LobbyConfig", "Person", "Seat", "Snapshot", "Where"]
+__all__ = [
+    "TRANSIENT",
+    "AnalysisReport",
+    "Lobby",
+    "LobbyConfig",
+    "Person",
+    "ReplayFiles",
+    "Seat",
+    "Snapshot",
+    "Where",
+]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayFiles:
-    replay: Replay
-    gif: bytes
-    png: bytes
-
-
-class Lobby(Clocks):
+class Lobby(Coach):
     """The lobby front ends use. Its parts, each over the one before: `lobby.matches` (the
     life of a match), `lobby.turns` (agent turns), `lobby.challenges`, `lobby.clocks`
     (clocks and restarts); here training, the listings and closing."""
@@ -137,72 +129,6 @@ class Lobby(Clocks):
         if not points:
             return None
         return await asyncio.to_thread(rating_chart, player.display_name, points)
-
-    # ------------------------------------------------------------------ hints
-
-    @boundary
-    async def hint(
-        self, match_id: int, person: Person, via: Where | None = None
-    ) -> tuple[Hint, Snapshot]:
-        """The best move for the person to move in their game against the bot, and what it
-        leads to. The game becomes unrated (stored before the answer); a few per game."""
-        snap = await self.snapshot(match_id)
-        check_origin(snap.match, via)
-        player = await self._known(person)
-        if player is None or snap.seat_index(player.id) is None:
-            raise NotInMatch(f"match #{match_id} is not yours")
-        if snap.match.kind != "pve":
-            raise BadRequest("hints are only for games against the bot")
-        if not snap.live:
-            raise MatchOver(f"match #{match_id} is over")
-        if snap.seat_index(player.id) != snap.state.to_move():
-            raise NotYourTurn("a hint is for your turn: wait for the bot's move")
-        used = int(snap.match.options.get("hints") or 0)
-        if self.config.max_hints <= 0:
-            raise BadRequest("hints are turned off on this bot")
-        if used >= self.config.max_hints:
-            raise LimitReached(f"you have used the {used} hints of this game")
-        seconds = self.config.hint_seconds
-        try:
-            found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True)
-        except JobFailed as exc:  # a crashed or hung worker: no hint, nothing counted
-            log.warning("match %s: no hint: %s", match_id, exc)
-            raise BadRequest("no hint could be found this time; try again") from None
-        async with self._lock(match_id):
-            current = await self.snapshot(match_id)
-            if not current.live or current.match.ply != snap.match.ply:
-                raise StaleAction("the game moved on while the hint was found; ask again")
-            match = await self.store.use_hint(match_id)
-        after = replace(current, match=match)
-        await self._emit(after)  # the board's footer now says the game is unrated
-        return found, after
-
-    # ------------------------------------------------------------------ replays
-
-    @boundary
-    async def replay(self, match_id: int | None, person: Person) -> ReplayFiles:
-        """The pictures of a finished match (`None`: the person's last one): an animated GIF
-        of every move and a PNG of the end, drawn in a thread (well under a second)."""
-        if match_id is None:
-            player = await self._known(person)  # asking creates no player
-            last = [] if player is None else await self.store.history(player.id, limit=1)
-            if not last:
-                raise BadRequest("you have no finished match yet: give a match number")
-            match_id = last[0].match.id
-        snap = await self.snapshot(match_id)
-        if snap.live:
-            raise BadRequest(f"match #{match_id} is still being played: replay it when it ends")
-        rows = await self.store.moves(match_id)
-        replay = Replay(
-            match_id,
-            snap.match.game,
-            snap.match.variant,
-            (snap.seats[0].name, snap.seats[1].name),
-            tuple(r.move for r in rows),
-            result_line(snap),
-        )
-        gif, png = await asyncio.to_thread(lambda: (replay_gif(replay), final_png(replay)))
-        return ReplayFiles(replay, gif, png)
 
     @boundary
     async def moves(self, match_id: int) -> list[MoveRow]:

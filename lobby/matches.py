@@ -19,6 +19,7 @@ from db.models import Finish, Match, NewMove, Player, Result
 from db.store import Store
 from engine.agents import opponents, registry
 from engine.agents.base import AgentSpec, Budget
+from engine.analysis import Analysis
 from engine.games import new_game
 from engine.games.base import GameState, IllegalMoveError, Move, NotationError
 from engine.games.catalog import Offer, offer
@@ -77,6 +78,10 @@ class Matches:
     _failures: dict[int, int] = field(default_factory=dict)
     _rng: random.Random = field(default_factory=random.Random)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    #: Analyses being computed, by match; who waits for which; one runs at a time.
+    _analyses: dict[int, asyncio.Task[Analysis]] = field(default_factory=dict)
+    _analysis_waiters: dict[tuple[str, str], int] = field(default_factory=dict)
+    _analysis_turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     _closing: bool = False
 
     def __post_init__(self) -> None:

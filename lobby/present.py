@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.agents import registry
+from engine.analysis import Analysis, verdict_word
+from engine.analysis import summary as analysis_summary
+from engine.analysis import table as analysis_table
 from engine.games import catalog
 from engine.games.catalog import game_info
 from engine.games.catalog import title as game_title
@@ -17,7 +20,7 @@ from lobby.overview import AgentOverview
 from lobby.records import Snapshot
 from lobby.words import RATING_LEGEND, plural
 
-__all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "game_title", "plural"]
+__all__ = ["RATING_LEGEND", "TERMINATION_TEXT", "analysis_table", "game_title", "plural"]
 
 TERMINATION_TEXT = {
     "connect": "four in a row",
@@ -209,3 +212,26 @@ def agent_lines(a: AgentOverview, *, bold: bool = True) -> tuple[str, list[str]]
             )
             lines += a.shown.get(m.name, [])
     return heading, lines
+
+
+def analysis_title(match_id: int, game: str) -> str:
+    return f"Analysis of match #{match_id} ({game_title(game)})"
+
+
+def analysis_lines(a: Analysis, names: tuple[str, str], result: str) -> list[str]:
+    """The result, each player's accuracy and mistakes, and the turning point."""
+    return [f"{result}.", *analysis_summary(a, names)]
+
+
+def notable_moves(a: Analysis, names: tuple[str, str], limit: int = 12) -> list[str]:
+    """The moves that cost something (blunders, misses, inaccuracies), at most `limit`."""
+    costly = [r for r in a.moves if r.verdict in ("blunder", "miss", "inaccuracy")]
+    out = []
+    for r in costly[:limit]:
+        line = f"{r.ply + 1}. {names[r.player]} played {r.move}: {verdict_word(r)}"
+        if r.best and r.best != r.move:
+            line += f" ({r.best} was better)"
+        out.append(line)
+    if len(costly) > limit:
+        out.append(f"... and {len(costly) - limit} more")
+    return out

@@ -113,6 +113,10 @@ class LobbyConfig:
     #: Hints a person may ask for in one game against the bot (each makes the game unrated).
     max_hints: int = 3
     hint_seconds: float = 1.5  # how long the hint's search may take
+    #: Seconds an analysis of a finished match may take (None: the engine's budget per game)
+    #: and how many analyses may be under way or waiting at once.
+    analysis_seconds: float | None = None
+    max_analyses: int = 4
     seed: int | None = None
 
 

@@ -15,9 +15,9 @@ from PIL import Image
 
 from db.store import Store
 from engine.games import new_game
+from engine.pictures import Replay, final_png, replay_gif
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, MatchNotFound
-from lobby.pictures import Replay, final_png, replay_gif
 from lobby.pool import EnginePool
 from tests.boardbot import ALICE, callbacks
 from tests.test_console import run
