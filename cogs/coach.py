@@ -10,7 +10,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs.actions import person
+from cogs.actions import person, show_analysis
 from lobby import present
 from lobby.errors import BadRequest
 
@@ -40,6 +40,15 @@ class Coach(commands.Cog):
                 discord.File(io.BytesIO(files.png), filename=f"final-{n}.png"),
             ],
         )
+
+    @app_commands.command(name="analyse", description="Every move of a finished match judged")
+    @app_commands.describe(match="The match number (default: your last finished match)")
+    async def analyse(
+        self,
+        interaction: discord.Interaction,
+        match: app_commands.Range[int, 1, MAX_MATCH_ID] | None = None,
+    ) -> None:
+        await show_analysis(interaction, match)
 
     @app_commands.command(name="hint", description="The best move in your game against the bot")
     async def hint(self, interaction: discord.Interaction) -> None:

@@ -39,6 +39,7 @@ class Handlers(Protocol):
     async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def rematch(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
+    async def analyse_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None: ...
     async def answer_challenge(
         self, interaction: discord.Interaction, challenge_id: int, accept: bool
@@ -168,6 +169,13 @@ class HintButton(_MatchButton, template=r"hn:(?P<match>[0-9]{1,18})"):
         await _handle(interaction, lambda h: h.hint_button(interaction, self.match_id))
 
 
+class AnalyseButton(_MatchButton, template=r"an:(?P<match>[0-9]{1,18})"):
+    prefix, label, style = "an", "Analyse", discord.ButtonStyle.secondary
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _handle(interaction, lambda h: h.analyse_button(interaction, self.match_id))
+
+
 class RematchButton(_MatchButton, template=r"rm:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
 
@@ -233,6 +241,7 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     MoveSelect,
     ResignButton,
     HintButton,
+    AnalyseButton,
     RematchButton,
     StopButton,
     ChallengeButton,

@@ -75,6 +75,9 @@ class Games(commands.Cog):
     async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None:
         await actions.hint_button(interaction, match_id)
 
+    async def analyse_button(self, interaction: discord.Interaction, match_id: int) -> None:
+        await actions.show_analysis(interaction, match_id)
+
     async def rematch(self, interaction: discord.Interaction, match_id: int) -> None:
         await actions.rematch(interaction, match_id)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import discord
 
 from cogs.components import (
+    AnalyseButton,
     ColumnButton,
     HintButton,
     MoveSelect,
@@ -19,7 +20,7 @@ from cogs.components import (
 )
 from engine.games.connect4 import Connect4State
 from lobby import present
-from lobby.core import Snapshot
+from lobby.core import AnalysisReport, Snapshot
 
 MAX_OPTIONS = 25  # Discord's limit per select menu
 COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
@@ -47,6 +48,8 @@ def board_view(snap: Snapshot) -> discord.ui.View:
     if not snap.live:
         if m.kind != "eve":
             view.add_item(RematchButton(m.id))
+        if m.ply > 0:
+            view.add_item(AnalyseButton(m.id))
         return view
     if m.kind == "eve":
         view.add_item(StopButton(m.id))
@@ -81,3 +84,28 @@ def board_view(snap: Snapshot) -> discord.ui.View:
     if m.kind == "pve" and not waiting:  # hints: against the bot, on the person's turn
         view.add_item(HintButton(m.id, row=resign_row))
     return view
+
+
+VERDICT_COLOUR = 0x9B59B6
+MAX_DESCRIPTION = 4096  # Discord's limit for an embed's description
+
+
+def analysis_embed(report: AnalysisReport) -> discord.Embed:
+    """Who played how well, the turning point and the costly moves; the GIF below it."""
+    r, a = report.replay, report.analysis
+    lines = present.analysis_lines(a, r.names, r.result)
+    costly = present.notable_moves(a, r.names)
+    if costly:
+        lines += ["", "**Costly moves**", *costly]
+    text = "\n".join(lines)
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 1] + "…"
+    embed = discord.Embed(
+        title=present.analysis_title(r.match_id, r.game)[:256],
+        description=text,
+        colour=VERDICT_COLOUR,
+    )
+    how = "stored" if report.stored else f"computed in {a.seconds:.1f} s"
+    embed.set_footer(text=f"Match #{r.match_id} · {len(a.moves)} moves · {how}")
+    embed.set_image(url=f"attachment://replay-{r.match_id}.gif")
+    return embed

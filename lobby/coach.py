@@ -129,6 +129,15 @@ class Coach(Clocks):
         return self.config.analysis_seconds or BUDGETS.get(game, 5.0)
 
     @boundary
+    async def analysis_target(self, match_id: int | None, person: Person) -> Replay:
+        """The match an analysis request is for, checked (finished, with moves), quickly: a
+        front end asks this before it shows that an analysis is under way."""
+        replay = await self._finished(match_id, person, "analyse")
+        if not replay.moves:
+            raise BadRequest(f"match #{replay.match_id} has no moves to analyse")
+        return replay
+
+    @boundary
     async def analyse(self, match_id: int | None, person: Person) -> AnalysisReport:
         """Every move of a finished match judged by the solvers (`None`: the person's last
         match), computed once in the engine pool and stored; with the replay's GIF.
@@ -136,9 +145,7 @@ class Coach(Clocks):
         One analysis runs at a time (the pool keeps a worker for games) and a few may wait;
         a person waits for one match at a time. A second request for a match being analysed
         waits for the same result."""
-        replay = await self._finished(match_id, person, "analyse")
-        if not replay.moves:
-            raise BadRequest(f"match #{replay.match_id} has no moves to analyse")
+        replay = await self.analysis_target(match_id, person)
         found = await self._stored_analysis(replay.match_id)
         stored = found is not None
         if found is None:
@@ -161,6 +168,11 @@ class Coach(Clocks):
     async def _analysis_of(self, replay: Replay, person: Person) -> Analysis:
         task = self._analyses.get(replay.match_id)
         if task is None:
+            if self.pool.workers == 1:  # it would hold the only worker: bot moves would wait
+                raise BadRequest(
+                    "analyses need two engine workers (one is kept for games): the bot's owner "
+                    "can set BOARDBOT_WORKERS to 2 or more"
+                )
             waiting = self._analysis_waiters.get((person.kind, str(person.ident)))
             if waiting is not None and person.kind == "user":
                 raise LimitReached(

@@ -72,7 +72,7 @@ async def test_whole_game_against_the_bot(env: Any) -> None:
     final = h.last_message(ephemeral=False)
     text = description(final)
     assert "wins" in text or "Draw" in text
-    assert [b["custom_id"].split(":")[0] for b in buttons(final)] == ["rm"]
+    assert [b["custom_id"].split(":")[0] for b in buttons(final)] == ["rm", "an"]
     match = (await bot.lobby.store.live_matches()) == []
     assert match
     history = await bot.lobby.store.history((await bot.lobby.store.find_user(ALICE.id)).id)
@@ -168,7 +168,8 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     check_limits(calls)
     final = h.last_message(ephemeral=False)
     assert "wins" in description(final) or "Draw" in description(final)
-    assert buttons(final) == []  # a finished bot match has no controls
+    # A finished bot match has no controls, only its analysis.
+    assert [b["custom_id"].split(":")[0] for b in buttons(final)] == ["an"]
     edits = [c for c in calls if c.seam == "http" and c.method == "PATCH"]
     assert len(edits) >= 4  # the board was edited move by move
 
