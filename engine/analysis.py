@@ -456,12 +456,46 @@ def _othello_verdict(before: int | None, after: int | None, lost: float) -> str:
 # ---------------------------------------------------------------------------- turning point
 
 
+def _first_player_values(reviews: list[Review]) -> list[int | None]:
+    """The outcome of each position (after 0, 1, ... moves) for the first player, if known."""
+    signs = {v: k for k, v in OUTCOMES.items()}
+    values: list[int | None] = [None] * (len(reviews) + 1)
+    for r in reviews:
+        flip = 1 if r.player == 0 else -1
+        if r.outcome_before is not None:
+            values[r.ply] = flip * signs[r.outcome_before]
+        if r.outcome_after is not None:
+            values[r.ply + 1] = flip * signs[r.outcome_after]
+    return values
+
+
+def _unproven_change_after(reviews: list[Review], ply: int) -> tuple[int, int] | None:
+    """The moves (1-based, first and last) in which the outcome must have changed after the
+    move at `ply` without a proof of where: the outcome after it is not the final one and
+    unknown positions lie between. None if the end agrees with it."""
+    values = _first_player_values(reviews)
+    after, final = values[ply + 1], next((v for v in reversed(values) if v is not None), None)
+    if after is None or final is None or after == final:
+        return None
+    unknown = [i for i in range(ply + 2, len(values)) if values[i] is None]
+    if not unknown:
+        return None
+    return unknown[0], min(len(reviews), unknown[-1] + 1)
+
+
 def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | None]:
     """The last move that changed the outcome (proven); in Othello without one, the move a
     search found the costliest, if it cost a good move's margin or more."""
     proven = [r for r in reviews if r.exact and r.verdict in ("blunder", "miss")]
     if proven:
         r = proven[-1]
+        gap = _unproven_change_after(reviews, r.ply)
+        if gap is not None:
+            first, last = gap
+            return None, (
+                f"not found: the outcome changed again somewhere in moves {first}-{last}, "
+                "which the solver could not finish in time"
+            )
     else:
         guesses = [r for r in reviews if not r.exact and (r.loss or 0.0) >= GOOD_LOSS]
         if not guesses:

@@ -198,3 +198,22 @@ def test_engine_cli_json_and_errors(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert gif.read_bytes()[:6] == b"GIF89a" and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_no_turning_point_is_claimed_across_an_unproven_change() -> None:
+    """A proven blunder, then moves the solver did not finish, then an end that disagrees with
+    the blunder's outcome: the outcome changed again unseen, so that blunder did not decide."""
+    from engine.analysis import Review, _turning_point
+
+    def review(ply: int, verdict: str, before: str | None, after: str | None) -> Review:
+        return Review(ply, "4", ply % 2, verdict, verdict != "unsure", before, after, best="3")
+
+    thrown = review(1, "blunder", "win", "loss")  # the second player hands the first a win
+    reviews = [review(0, "best", "loss", "loss"), thrown]
+    reviews += [review(p, "unsure", None, None) for p in range(2, 5)]
+    reviews.append(review(5, "best", "win", "win"))  # ... and the second player wins
+    ply, text = _turning_point("connect4", reviews)
+    assert ply is None and text is not None and "changed again somewhere in moves 3-5" in text
+    reviews[-1] = review(5, "best", "loss", "loss")  # the end agrees: the blunder decided
+    ply, text = _turning_point("connect4", reviews)
+    assert ply == 1 and text == "move 2 (column 4) threw away the win; column 3 kept it"
