@@ -127,6 +127,8 @@ def main() -> None:
         summary(game, times, unsure, total)
         verdicts = [r.verdict for _, a in done for r in a.moves]
         print("  verdicts:", {v: verdicts.count(v) for v in sorted(set(verdicts))})
+        exact = sum(r.exact for _, a in done for r in a.moves)
+        print(f"  proven by a solver: {exact} of {total} moves ({100 * exact / total:.1f}%)")
         if game == "connect4" and args.oracle:
             oracle_check(args.oracle, done)
 

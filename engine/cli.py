@@ -340,6 +340,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_othello_eval(args: argparse.Namespace) -> int:
+    from engine.agents.othello import pattern_fit
+
+    if args.games < 1:
+        raise ValueError("--games must be at least 1")
+    errors = pattern_fit.build(Path(args.out), args.games, args.workers)
+    print(
+        f"wrote {args.out}: {len(errors)} phases, errors (discs) "
+        + " ".join(f"{e:.1f}" for e in errors)
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m engine", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -456,6 +469,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gif", metavar="FILE.gif", help="write the animated replay here")
     p.add_argument("--png", metavar="FILE.png", help="write the final position here")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "othello-eval",
+        help="fit the Othello pattern evaluation from self-play games labelled by the solver",
+    )
+    p.add_argument("--games", type=int, default=20000, help="games to play (resumable)")
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
+    )
+    p.add_argument(
+        "--out",
+        default=str(Path(__file__).parent / "agents" / "data" / "othello_patterns.npz"),
+        help="the weights file to write (games are kept beside it, in OUT.parts)",
+    )
+    p.set_defaults(func=cmd_othello_eval)
 
     add_train_parser(sub)
     return parser

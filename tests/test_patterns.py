@@ -1,0 +1,118 @@
+"""The Othello pattern evaluation: feature extraction against a slow reference, the same value
+for a position and its 8 mirror images, the weights file checked on loading, and the fit."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.agents.othello import pattern_fit as pf
+from engine.agents.othello import patterns as pt
+from engine.games import new_game
+from engine.games.othello import OthelloState
+
+
+def random_positions(n: int, seed: int) -> list[OthelloState]:
+    rng, out = random.Random(seed), []
+    while len(out) < n:
+        state = new_game("othello")
+        for _ in range(rng.randrange(0, 58)):
+            if state.is_over():
+                break
+            state = state.play(rng.choice(state.legal_moves()))
+        if not state.is_over():
+            assert isinstance(state, OthelloState)
+            out.append(state)
+    return out
+
+
+def image(board: int, g: int) -> int:
+    out = 0
+    for sq in range(64):
+        if board >> sq & 1:
+            out |= 1 << pt._symmetries(sq)[g]
+    return out
+
+
+def slow_index(me: int, opp: int, squares: tuple[int, ...]) -> int:
+    idx = 0
+    for sq in squares:
+        idx = idx * 3 + (1 if me >> sq & 1 else 2 if opp >> sq & 1 else 0)
+    return idx
+
+
+def test_features_match_a_slow_reference() -> None:
+    out = np.zeros(len(pt.INSTANCES), dtype=np.int64)
+    for state in random_positions(40, 1):
+        mob = pt.features(
+            np.uint64(state.me), np.uint64(state.opp), pt.INST_SQ, pt.INST_LEN, pt.INST_OFF, out
+        )
+        for i, (name, squares) in enumerate(pt.INSTANCES):
+            offset = pt.OFFSETS[pt.NAMES.index(name)]
+            assert out[i] == offset + slow_index(state.me, state.opp, squares)
+        theirs = OthelloState(state.black, state.white, 1 - state.side, state.ply)
+        assert mob == bin(state.legal_mask()).count("1") - bin(theirs.legal_mask()).count("1")
+
+
+def test_instances_cover_the_patterns_in_every_position() -> None:
+    counts = {name: sum(1 for n, _ in pt.INSTANCES if n == name) for name in pt.NAMES}
+    assert counts["corner3x3"] == 4 and counts["corner2x5"] == 8 and counts["edge2x"] == 4
+    assert counts["diag8"] == 2 and counts["row2"] == 4
+    assert len(pt.INSTANCES) == 46 and pt.TABLE == 167_265
+
+
+def test_a_position_and_its_mirror_images_evaluate_alike() -> None:
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 5, size=(pt.PHASES, pt.WEIGHTS)).astype(np.float32)
+    w[:, : pt.TABLE] = w[:, pt.CANONICAL]  # weights as a fit leaves them
+    for state in random_positions(30, 2):
+        values = {pt.evaluate(image(state.me, g), image(state.opp, g), w) for g in range(8)}
+        assert len(values) == 1, values
+    # Without the shared weights of self-symmetric patterns, mirror images would differ.
+    raw = rng.normal(0, 5, size=(pt.PHASES, pt.WEIGHTS)).astype(np.float32)
+    state = random_positions(1, 5)[0]
+    assert len({pt.evaluate(image(state.me, g), image(state.opp, g), raw) for g in range(8)}) > 1
+
+
+def test_weights_file_is_checked(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    np.savez_compressed(bad, weights=np.zeros((3, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        pt.load(bad)
+    with pytest.raises(ValueError, match="cannot read"):
+        pt.load(tmp_path / "missing.npz")
+    shipped = pt.load()
+    assert shipped.shape == (pt.PHASES, pt.WEIGHTS) and np.isfinite(shipped).all()
+    assert pt.DATA.stat().st_size < 8_000_000
+
+
+def test_the_fit_recovers_a_linear_rule() -> None:
+    """Labels made by known weights on random positions: the fit predicts them closely."""
+    states = random_positions(1500, 7)
+    rng = np.random.default_rng(1)
+    truth = np.zeros(pt.WEIGHTS)
+    truth[: pt.TABLE] = rng.normal(0, 1, size=pt.TABLE)[pt.CANONICAL]
+    truth[pt.MOBILITY], truth[pt.BIAS] = 1.5, 2.0
+    me = np.array([s.me for s in states], dtype=np.uint64)
+    opp = np.array([s.opp for s in states], dtype=np.uint64)
+    idx, mob = pf._all_features(me, opp, pt.INST_SQ, pt.INST_LEN, pt.INST_OFF)
+    y = truth[idx].sum(axis=1) + mob * truth[pt.MOBILITY] + truth[pt.BIAS]
+    w = pf.fit_phase(pt.CANONICAL[idx].astype(np.int32), mob, y, ridge=1e-3, iterations=400)
+    pred = pf._predict(w, pt.CANONICAL[idx].astype(np.int32), mob)
+    assert np.sqrt(np.mean((pred - y) ** 2)) < 0.05 * np.std(y)
+
+
+def test_a_labelled_game_is_exact_at_the_end() -> None:
+    me, opp, label = pf.play_game(11)
+    assert len(me) == len(opp) == len(label) >= 50
+    # The last position's label is its exact final disc difference for the side to move.
+    from engine.agents.othello.minimax import OthelloSearch
+
+    search = OthelloSearch(tt_bits=16)
+    search.reset(None, None)
+    score, _ = search.solve(int(me[-1]), int(opp[-1]))
+    assert label[-1] == score
+    assert np.array_equal(pf.play_game(11)[2], label)  # the same seed, the same game
