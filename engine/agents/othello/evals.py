@@ -162,5 +162,6 @@ def evaluate_state(me: int, opp: int) -> int:
     return int(evaluate(np.uint64(me), np.uint64(opp)))
 
 
-EVALS = ("standard",)
-"""Evaluation names the Othello search agents accept (`eval=` setting)."""
+EVALS = ("standard", "patterns")
+"""Evaluation names the Othello search agents accept (`eval=` setting): the hand-made one
+here, or the pattern evaluation fitted from games (`patterns.py`)."""

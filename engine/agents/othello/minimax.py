@@ -15,7 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.base import Agent, Budget, Decision, require_moves
+from engine.agents.othello import patterns
 from engine.agents.othello.evals import EVALS, WIN, evaluate, final_score, terminal_score
+from engine.agents.othello.patterns import pattern_value
 from engine.games.base import GameState, Move
 from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
 from engine.games.othello import PASS, OthelloState
@@ -57,6 +59,9 @@ ZOBRIST = np.random.default_rng(0x07E110).integers(
 
 U64Array = npt.NDArray[np.uint64]
 I32Array = npt.NDArray[np.int32]
+F32Array = npt.NDArray[np.float32]
+#: The weights argument of the search kernels when the standard evaluation is used.
+STANDARD = np.zeros((1, 1), dtype=np.float32)
 I64Array = npt.NDArray[np.int64]
 
 
@@ -169,14 +174,16 @@ def _negamax(
     hist: I64Array,
     mv: I64Array,
     fl: U64Array,
+    pw: F32Array,
 ) -> int:
-    """Depth-limited negamax PVS with evaluation at the horizon (fail-soft)."""
+    """Depth-limited negamax PVS with evaluation at the horizon (fail-soft); `pw` holds the
+    pattern evaluation's weights, or one row for the standard evaluation."""
     stats[_NODES] += 1
     if stats[_NODES] >= stats[_LIMIT]:
         stats[_ABORT] = 1
         return 0
     if depth <= 0:
-        v = evaluate(me, opp)
+        v = evaluate(me, opp) if pw.shape[0] == 1 else pattern_value(me, opp, pw)
         if v > -WIN and v < WIN:
             stats[_LEAVES] += 1
         return v
@@ -187,7 +194,7 @@ def _negamax(
         if ply == 0:
             stats[_BEST] = 64
         return -_negamax(
-            opp, me, depth - 1, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl
+            opp, me, depth - 1, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl, pw
         )
     slot = int(np.int64(_hash(me, opp, zob) & np.uint64(tt_v.shape[0] - 2)))
     tt_move = -1
@@ -216,7 +223,20 @@ def _negamax(
         c_opp = me | f | bit
         if i == 0:
             v = -_negamax(
-                c_me, c_opp, depth - 1, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl
+                c_me,
+                c_opp,
+                depth - 1,
+                -beta,
+                -alpha,
+                ply + 1,
+                tt_b,
+                tt_v,
+                zob,
+                stats,
+                hist,
+                mv,
+                fl,
+                pw,
             )
         else:
             v = -_negamax(
@@ -233,6 +253,7 @@ def _negamax(
                 hist,
                 mv,
                 fl,
+                pw,
             )
             if v > alpha and v < beta and stats[_ABORT] == 0:
                 v = -_negamax(
@@ -249,6 +270,7 @@ def _negamax(
                     hist,
                     mv,
                     fl,
+                    pw,
                 )
         if stats[_ABORT]:
             return 0
@@ -395,10 +417,12 @@ class OthelloSearch:
     worker process as a handful of plain settings.
     """
 
-    def __init__(self, tt_bits: int = 19) -> None:
+    def __init__(self, tt_bits: int = 19, eval: str = "standard") -> None:
         if not 10 <= tt_bits <= 26:
             raise ValueError(f"tt_bits must be in 10..26, got {tt_bits}")
         self.tt_bits = tt_bits
+        self.eval = eval
+        self.weights: F32Array = patterns.load() if eval == "patterns" else STANDARD
         self._tables: tuple[U64Array, I32Array, I64Array, I64Array, U64Array] | None = None
         self.stats: I64Array = np.zeros(8, dtype=np.int64)
         self.deadline: float | None = None
@@ -406,10 +430,10 @@ class OthelloSearch:
         self.speed = 200_000.0  # nodes/s, refined from every chunk
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"tt_bits": self.tt_bits, "speed": self.speed}
+        return {"tt_bits": self.tt_bits, "speed": self.speed, "eval": self.eval}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["tt_bits"])  # type: ignore[misc]
+        self.__init__(state["tt_bits"], state.get("eval", "standard"))  # type: ignore[misc]
         self.speed = state["speed"]
 
     def reset(self, deadline: float | None, node_cap: int | None) -> None:
@@ -477,7 +501,9 @@ class OthelloSearch:
         stats = self.stats
         ply = 0 if root else 1
         score = self._chunked(
-            lambda: _negamax(m, o, depth, -INF, INF, ply, tt_b, tt_v, ZOBRIST, stats, hist, mv, fl)
+            lambda: _negamax(
+                m, o, depth, -INF, INF, ply, tt_b, tt_v, ZOBRIST, stats, hist, mv, fl, self.weights
+            )
         )
         return int(score), int(stats[_BEST])
 
@@ -621,7 +647,7 @@ class OthelloMinimax(Agent):
         if not 0 <= endgame_empties <= 30:
             raise ValueError(f"endgame_empties must be in 0..30, got {endgame_empties}")
         self.endgame_empties = endgame_empties
-        self.search = OthelloSearch(tt_bits)
+        self.search = OthelloSearch(tt_bits, self.eval)
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         t0 = time.perf_counter()
@@ -684,7 +710,7 @@ class OthelloExpectiminimax(Agent):
             raise ValueError(f"endgame_empties must be in 0..30, got {endgame_empties}")
         self.chance_plies = chance_plies
         self.endgame_empties = endgame_empties
-        self.search = OthelloSearch(tt_bits)
+        self.search = OthelloSearch(tt_bits, self.eval)
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """Fitting the Othello pattern evaluation (`patterns.py`) from self-play games.
 
-Games: the first plies at random, then a one-ply greedy player on the standard evaluation with
-some random moves, until `SOLVE_AT` empty squares; from there the exact solver plays on and
+Games: the first plies at random, then a two-ply search on the standard evaluation with a few
+random moves, until `SOLVE_AT` empty squares; from there the exact solver plays on and
 labels every position with its exact final disc difference. Earlier positions are labelled
 with the exact value of the game's first solved position (seen from their own side to move).
 Games are written in chunks as they come (``<out>.parts/``), so a rerun goes on where it
@@ -30,8 +30,8 @@ from engine.games.othkernels import flips, legal_mask
 SOLVE_AT = 14  # empties from which the solver plays on and labels exactly
 CHUNK = 250  # games per work file
 RANDOM_PLIES = 8
-EPSILON = 0.1
-RIDGE = 2.0
+EPSILON = 0.02
+RIDGE = 100.0  # measured on phases 4 and 6: held-out error falls from 2 to 100
 HOLD_OUT = 10  # one game in this many is kept out of the fit to measure it
 
 
@@ -45,6 +45,24 @@ def _pick(moves: np.uint64, n: int) -> int:
     while (np.uint64(1) << np.uint64(sq)) != m:
         sq += 1
     return sq
+
+
+@kernel
+def _reply_value(me: np.uint64, opp: np.uint64) -> int:
+    """The value for the side that just moved (`opp` here) after the best reply of `me`, by
+    the standard evaluation: a two-ply search, so the games the fit learns from are sound."""
+    moves = legal_mask(me, opp)
+    if moves == np.uint64(0):
+        return -evaluate(me, opp)  # no reply: a pass
+    worst = 1 << 40
+    for i in range(popcount(moves)):
+        s = _pick(moves, i)
+        f = flips(me, opp, s)
+        bit = np.uint64(1) << np.uint64(s)
+        v = evaluate(opp ^ f, me | f | bit)  # the mover's view after the reply
+        if v < worst:
+            worst = v
+    return worst
 
 
 @kernel
@@ -75,13 +93,13 @@ def _opening(
             rng = xorshift(rng)
             sq = _pick(moves, int(rng % np.uint64(count)))
         else:
-            best, sq = 1 << 40, -1
+            best, sq = -(1 << 40), -1
             for i in range(count):
                 s = _pick(moves, i)
                 f = flips(me, opp, s)
                 bit = np.uint64(1) << np.uint64(s)
-                v = evaluate(opp ^ f, me | f | bit)  # the opponent's view: lower is better
-                if v < best:
+                v = _reply_value(opp ^ f, me | f | bit)
+                if v > best:
                     best, sq = v, s
         f = flips(me, opp, sq)
         bit = np.uint64(1) << np.uint64(sq)

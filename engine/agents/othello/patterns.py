@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from engine.agents.othello.evals import EVAL_BOUND
 from engine.games.bits import kernel, popcount
 from engine.games.othkernels import legal_mask
 
@@ -166,7 +167,13 @@ def evaluate_patterns(
     mob = popcount(legal_mask(me, opp)) - popcount(legal_mask(opp, me))
     total += w[p, TABLE] * mob + w[p, TABLE + 1]
     score: int = round(100.0 * total)
-    return score
+    return min(max(score, -EVAL_BOUND), EVAL_BOUND)  # far below a proven result
+
+
+@kernel
+def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> int:
+    """`evaluate_patterns` over this module's pattern tables (for the search kernels)."""
+    return evaluate_patterns(me, opp, w, INST_SQ, INST_LEN, INST_OFF)
 
 
 @lru_cache(maxsize=2)
