@@ -26,8 +26,8 @@ from numba import types
 
 from engine.agents.othello.evals import evaluate
 from engine.games.bits import ONE, ZERO, inline_kernel, kernel, lsb_index, msb_index, popcnt
+from engine.games.bits import _ctlz64 as _clz
 from engine.games.bits import typed_kernel as _typed
-from engine.games.othkernels import legal_mask
 
 U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
@@ -38,7 +38,7 @@ _NODES, _LIMIT, _ABORT, _BEST = 0, 1, 2, 3
 
 SHALLOW_EMPTIES = 7
 """At most this many empties: the shallow layer (no table, parity ordering)."""
-TT_EMPTIES = 9
+TT_EMPTIES = 8
 """At least this many empties: the transposition table is used."""
 ETC_EMPTIES = 12
 """At least this many empties: enhanced transposition cut-offs."""
@@ -195,23 +195,59 @@ STABILITY_THRESHOLD = np.array(
 # -- flips and the last moves -----------------------------------------------------------------
 
 
+_INNER_FILES = np.uint64(0x7E7E7E7E7E7E7E7E)
+
+
+@inline_kernel
+def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
+    """Squares past a run of `mask` discs next to `me`, both ways along one axis (a parallel
+    prefix fill: four steps instead of six)."""
+    fl = mask & (me << s)
+    fl |= mask & (fl << s)
+    pre = mask & (mask << s)
+    fl |= pre & (fl << s2)
+    fl |= pre & (fl << s2)
+    fr = mask & (me >> s)
+    fr |= mask & (fr >> s)
+    pre = mask & (mask >> s)
+    fr |= pre & (fr >> s2)
+    fr |= pre & (fr >> s2)
+    return (fl << s) | (fr >> s)
+
+
+@inline_kernel
+def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
+    """The legal moves of `me` (as `othkernels.legal_mask`, a few times faster)."""
+    inner = opp & _INNER_FILES
+    m = _moves_dir(me, inner, np.uint64(1), np.uint64(2))
+    m |= _moves_dir(me, opp, np.uint64(8), np.uint64(16))
+    m |= _moves_dir(me, inner, np.uint64(7), np.uint64(14))
+    m |= _moves_dir(me, inner, np.uint64(9), np.uint64(18))
+    return m & ~(me | opp)
+
+
+_HIGH = np.uint64(0x8000000000000000)
+
+
 @inline_kernel
 def flip(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
-    """The opponent discs a disc of `me` on the empty square `sq` flips (0: not a legal move)."""
+    """The opponent discs a disc of `me` on the empty square `sq` flips (0: not a legal move).
+
+    Branch-free: along each ray the first square that is not an opponent disc is found (the
+    lowest set bit going up the square indices, the highest going down); if it holds a disc of
+    `me`, the opponent discs before it flip.
+    """
     f = ZERO
     for d in range(4):
         r = RAYS[sq, d]
         x = r & ~opp
-        b = x & (~x + ONE)
-        if b & me:
-            f |= r & (b - ONE)
+        m = x & (ZERO - x) & me  # the outflanking disc, or 0
+        f |= r & (m - ((m | (ZERO - m)) >> np.uint64(63)))
     for d in range(4, 8):
         r = RAYS[sq, d]
-        x = r & ~opp
-        if x:
-            i = msb_index(x)
-            if (me >> np.uint64(i)) & ONE:
-                f |= r & (np.uint64(0xFFFFFFFFFFFFFFFF) << np.uint64(i + 1))
+        x = (r & ~opp) | ONE  # never 0: clz stays below 64
+        m = (_HIGH >> np.uint64(_clz(x))) & me & r
+        f |= r & (ZERO - (m << ONE))
     return f
 
 
@@ -228,7 +264,7 @@ def _final(me: np.uint64, opp: np.uint64) -> int:
     return 0
 
 
-@kernel
+@inline_kernel
 def _solve1(me: np.uint64, opp: np.uint64, sq: int) -> int:
     """Exact score with one empty square `sq`, `me` to move."""
     a2 = 2 * popcnt(me)
@@ -244,12 +280,9 @@ def _solve1(me: np.uint64, opp: np.uint64, sq: int) -> int:
     return d + 1 if d > 0 else d - 1
 
 
-@kernel
-def _solve2(
-    me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: int, stats: I64Array
-) -> int:
+@inline_kernel
+def _solve2(me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: int) -> int:
     """Exact score with the two empty squares x1, x2."""
-    stats[_NODES] += 1
     best = _NONE
     if NEIGHBOURS[x1] & opp:
         f = flip(me, opp, x1)
@@ -293,13 +326,12 @@ def _try3(
     x: int,
     y: int,
     z: int,
-    stats: I64Array,
 ) -> int:
     """Score of `me` playing x (y, z left), or _NONE if x is not a legal move."""
     if NEIGHBOURS[x] & opp:
         f = flip(me, opp, x)
         if f:
-            return -_solve2(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, y, z, stats)
+            return -_solve2(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, y, z)
     return _NONE
 
 
@@ -312,34 +344,31 @@ def _solve3(
     x1: int,
     x2: int,
     x3: int,
-    stats: I64Array,
 ) -> int:
     """Exact score with three empty squares (in parity order)."""
-    stats[_NODES] += 1
     for side in range(2):
         best = _NONE
-        v = _try3(me, opp, alpha, beta, x1, x2, x3, stats)
+        v = _try3(me, opp, alpha, beta, x1, x2, x3)
         if v > best:
             best = v
             if best >= beta:
                 return best if side == 0 else -best
             if best > alpha:
                 alpha = best
-        v = _try3(me, opp, alpha, beta, x2, x1, x3, stats)
+        v = _try3(me, opp, alpha, beta, x2, x1, x3)
         if v > best:
             best = v
             if best >= beta:
                 return best if side == 0 else -best
             if best > alpha:
                 alpha = best
-        v = _try3(me, opp, alpha, beta, x3, x1, x2, stats)
+        v = _try3(me, opp, alpha, beta, x3, x1, x2)
         if v > best:
             best = v
         if best != _NONE:
             return best if side == 0 else -best
         me, opp = opp, me
         alpha, beta = -beta, -alpha
-        stats[_NODES] += 1
     return _final(me, opp)  # swapped twice: back to the original side
 
 
@@ -353,12 +382,11 @@ def _try4(
     a: int,
     b: int,
     c: int,
-    stats: I64Array,
 ) -> int:
     if NEIGHBOURS[x] & opp:
         f = flip(me, opp, x)
         if f:
-            return -_solve3(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, a, b, c, stats)
+            return -_solve3(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, a, b, c)
     return _NONE
 
 
@@ -374,39 +402,43 @@ def _solve4(
     x4: int,
     stats: I64Array,
 ) -> int:
-    """Exact score with four empty squares (in parity order)."""
-    stats[_NODES] += 1
+    """Exact score with four empty squares (in parity order). Counts itself and its children
+    (the 3-empty positions) as nodes; smaller positions are not counted."""
     for side in range(2):
         best = _NONE
-        v = _try4(me, opp, alpha, beta, x1, x2, x3, x4, stats)
+        v = _try4(me, opp, alpha, beta, x1, x2, x3, x4)
         if v > best:
             best = v
             if best >= beta:
+                stats[_NODES] += 2 + side
                 return best if side == 0 else -best
             if best > alpha:
                 alpha = best
-        v = _try4(me, opp, alpha, beta, x2, x1, x3, x4, stats)
+        v = _try4(me, opp, alpha, beta, x2, x1, x3, x4)
         if v > best:
             best = v
             if best >= beta:
+                stats[_NODES] += 3 + side
                 return best if side == 0 else -best
             if best > alpha:
                 alpha = best
-        v = _try4(me, opp, alpha, beta, x3, x1, x2, x4, stats)
+        v = _try4(me, opp, alpha, beta, x3, x1, x2, x4)
         if v > best:
             best = v
             if best >= beta:
+                stats[_NODES] += 4 + side
                 return best if side == 0 else -best
             if best > alpha:
                 alpha = best
-        v = _try4(me, opp, alpha, beta, x4, x1, x2, x3, stats)
+        v = _try4(me, opp, alpha, beta, x4, x1, x2, x3)
         if v > best:
             best = v
         if best != _NONE:
+            stats[_NODES] += 5 + side
             return best if side == 0 else -best
         me, opp = opp, me
         alpha, beta = -beta, -alpha
-        stats[_NODES] += 1
+    stats[_NODES] += 2
     return _final(me, opp)
 
 
@@ -625,11 +657,11 @@ def _below(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array
         x1, a, b = _next(a, b)
         x2, a, b = _next(a, b)
         x3, a, b = _next(a, b)
-        return _solve3(me, opp, alpha, beta, x1, x2, x3, stats)
+        return _solve3(me, opp, alpha, beta, x1, x2, x3)
     if n_empty == 2:
         x1 = lsb_index(empty)
         x2 = msb_index(empty)
-        return _solve2(me, opp, alpha, beta, x1, x2, stats)
+        return _solve2(me, opp, alpha, beta, x1, x2)
     stats[_NODES] += 1
     return _solve1(me, opp, lsb_index(empty))
 
