@@ -36,7 +36,7 @@ I64Array = npt.NDArray[np.int64]
 # stats slots, shared with minimax.py
 _NODES, _LIMIT, _ABORT, _BEST = 0, 1, 2, 3
 
-SHALLOW_EMPTIES = 7
+SHALLOW_EMPTIES = 6
 """At most this many empties: the shallow layer (no table, parity ordering)."""
 TT_EMPTIES = 8
 """At least this many empties: the transposition table is used."""
