@@ -915,3 +915,15 @@ def solve_root(
                 if alpha >= beta:
                     break
     return best
+
+
+@kernel
+def hint_move(me: np.uint64, opp: np.uint64, move: int, keys: U64Array, vals: I8Array) -> None:
+    """Make `move` the first one searched at this position (unless the table has a move)."""
+    s = _slot(me, opp, keys.shape[0])
+    e = _find(me, opp, s, keys, vals)
+    if e >= 0:
+        if vals[e, 2] < 0:
+            vals[e, 2] = move
+        return
+    _store(me, opp, s, 64 - popcnt(me | opp), -64, 64, -64, move, keys, vals)
