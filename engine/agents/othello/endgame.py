@@ -25,7 +25,7 @@ import numpy.typing as npt
 from numba import types
 
 from engine.agents.othello.evals import evaluate
-from engine.games.bits import ONE, ZERO, inline_kernel, kernel, lsb_index, msb_index, popcnt
+from engine.games.bits import ONE, ZERO, kernel, lsb_index, msb_index, popcnt
 from engine.games.bits import _ctlz64 as _clz
 from engine.games.bits import typed_kernel as _typed
 
@@ -198,7 +198,7 @@ STABILITY_THRESHOLD = np.array(
 _INNER_FILES = np.uint64(0x7E7E7E7E7E7E7E7E)
 
 
-@inline_kernel
+@kernel
 def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
     """Squares past a run of `mask` discs next to `me`, both ways along one axis (a parallel
     prefix fill: four steps instead of six)."""
@@ -215,7 +215,7 @@ def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> n
     return (fl << s) | (fr >> s)
 
 
-@inline_kernel
+@kernel
 def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     """The legal moves of `me` (as `othkernels.legal_mask`, a few times faster)."""
     inner = opp & _INNER_FILES
@@ -229,7 +229,7 @@ def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
 _HIGH = np.uint64(0x8000000000000000)
 
 
-@inline_kernel
+@kernel
 def flip(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     """The opponent discs a disc of `me` on the empty square `sq` flips (0: not a legal move).
 
@@ -251,7 +251,7 @@ def flip(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     return f
 
 
-@inline_kernel
+@kernel
 def _final(me: np.uint64, opp: np.uint64) -> int:
     """Disc difference of a finished game, empties to the winner."""
     a = popcnt(me)
@@ -264,7 +264,7 @@ def _final(me: np.uint64, opp: np.uint64) -> int:
     return 0
 
 
-@inline_kernel
+@kernel
 def _solve1(me: np.uint64, opp: np.uint64, sq: int) -> int:
     """Exact score with one empty square `sq`, `me` to move."""
     a2 = 2 * popcnt(me)
@@ -280,7 +280,7 @@ def _solve1(me: np.uint64, opp: np.uint64, sq: int) -> int:
     return d + 1 if d > 0 else d - 1
 
 
-@inline_kernel
+@kernel
 def _solve2(me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: int) -> int:
     """Exact score with the two empty squares x1, x2."""
     best = _NONE
@@ -317,7 +317,7 @@ def _solve2(me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: i
     return _final(me, opp)
 
 
-@inline_kernel
+@kernel
 def _try3(
     me: np.uint64,
     opp: np.uint64,
@@ -372,7 +372,7 @@ def _solve3(
     return _final(me, opp)  # swapped twice: back to the original side
 
 
-@inline_kernel
+@kernel
 def _try4(
     me: np.uint64,
     opp: np.uint64,
@@ -442,7 +442,7 @@ def _solve4(
     return _final(me, opp)
 
 
-@inline_kernel
+@kernel
 def _odd_mask(empty: np.uint64) -> np.uint64:
     """The quadrants holding an odd number of empty squares."""
     m = ZERO
@@ -452,7 +452,7 @@ def _odd_mask(empty: np.uint64) -> np.uint64:
     return m
 
 
-@inline_kernel
+@kernel
 def _next(a: np.uint64, b: np.uint64) -> tuple[int, np.uint64, np.uint64]:
     """The lowest square of `a`, or of `b` once `a` is empty, and what is left of both."""
     if a:
@@ -477,7 +477,7 @@ def _solve4_entry(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I
 # -- stability --------------------------------------------------------------------------------
 
 
-@inline_kernel
+@kernel
 def _full_lines(occ: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     """Squares whose horizontal, vertical, a1-h8 and a8-h1 lines are full."""
     h = ZERO
@@ -502,7 +502,7 @@ def _full_lines(occ: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uin
     return h, v, d9, d7
 
 
-@inline_kernel
+@kernel
 def _edge_stable(me: np.uint64, opp: np.uint64, table: npt.NDArray[np.uint8]) -> np.uint64:
     s = ZERO
     low = np.uint64(0xFF)
@@ -546,14 +546,14 @@ def stable_discs(me: np.uint64, opp: np.uint64, table: npt.NDArray[np.uint8]) ->
 # keys[i] = (me, opp); vals[i] = (lower, upper, move, empties), empties -1 = free.
 
 
-@inline_kernel
+@kernel
 def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
     h = me * np.uint64(0x9E3779B97F4A7C15) + opp * np.uint64(0xC2B2AE3D27D4EB4F)
     h ^= h >> np.uint64(29)
     return np.int64(h & np.uint64(size - 2))  # type: ignore[return-value]
 
 
-@inline_kernel
+@kernel
 def _find(me: np.uint64, opp: np.uint64, s: int, keys: U64Array, vals: I8Array) -> int:
     if vals[s, 3] >= 0 and keys[s, 0] == me and keys[s, 1] == opp:
         return s
@@ -695,7 +695,7 @@ def _sort_search(me: np.uint64, opp: np.uint64, depth: int, alpha: int, beta: in
     return best
 
 
-@inline_kernel
+@kernel
 def _order_score(
     me: np.uint64, opp: np.uint64, sq: int, f: np.uint64, odd: np.uint64, n_empty: int
 ) -> int:
@@ -714,7 +714,7 @@ def _order_score(
     return score
 
 
-@inline_kernel
+@kernel
 def _neigh_of(x: np.uint64) -> np.uint64:
     e = (x << np.uint64(1)) & _NOT_A
     w = (x >> np.uint64(1)) & _NOT_H
