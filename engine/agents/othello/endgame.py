@@ -33,8 +33,10 @@ U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
 I64Array = npt.NDArray[np.int64]
 
-# stats slots, shared with minimax.py
+# stats slots, shared with minimax.py (which also uses 4)
 _NODES, _LIMIT, _ABORT, _BEST = 0, 1, 2, 3
+_ROOT_MOVE = 5
+"""The best root move proven so far by an unfinished solve (-1: none yet)."""
 
 SHALLOW_EMPTIES = 6
 """At most this many empties: the shallow layer (no table, parity ordering)."""
@@ -851,9 +853,13 @@ def _pvs(
         else:
             v = -_pvs(c_me, c_opp, -alpha - 1, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
             if v > alpha and v < beta and stats[_ABORT] == 0:
+                if ply == 0:
+                    stats[_ROOT_MOVE] = sq  # proven better than every root move before it
                 v = -_pvs(c_me, c_opp, -beta, -v, ply + 1, keys, vals, stats, mv, fl, table)
         if stats[_ABORT]:
             return 0
+        if ply == 0 and (i == 0 or v > alpha):
+            stats[_ROOT_MOVE] = sq
         if v > best:
             best = v
             best_move = sq

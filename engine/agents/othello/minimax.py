@@ -33,6 +33,9 @@ ENDGAME_EMPTIES = 20
 budget bounds the move (the solve is abandoned, for the midgame move, if it cannot finish)."""
 UNBOUNDED_SOLVE_EMPTIES = 14
 """With no budget at all, the exact solve runs (unbounded) from this many empties at most."""
+SAFETY_SECONDS = 0.025
+"""With a time budget the search stops this much (at most a tenth of the budget) before its end:
+the last chunk, the move's bookkeeping and the process's other threads fit in it."""
 ASPIRATION = 120
 """Half-width of the midgame aspiration window around the last iteration's score (centidiscs)."""
 NEXT_ITERATION = 0.4
@@ -442,6 +445,7 @@ class OthelloSearch:
         With a window (alpha, beta) narrower than (-64, 64) the score is fail-soft: a score
         <= alpha or >= beta only bounds the true one (a win/draw/loss search is (-1, 1)).
         `hint`, a square, is searched first at the root (the midgame search's best move).
+        After _Out, `partial_move()` is the best root move the unfinished solve proved.
         """
         keys, vals, mv, fl = self._endgame_tables()
         table = eg.edge_table()
@@ -450,12 +454,18 @@ class OthelloSearch:
         self._eg_dirty = True
         if 0 <= hint < 64:
             eg.hint_move(m, o, hint, keys, vals)
+        stats[eg._ROOT_MOVE] = -1
         score = self._chunked(
             lambda: eg.solve_root(m, o, alpha, beta, keys, vals, stats, mv, fl, table),
             endgame=True,
         )
         move = int(stats[_BEST])
         return int(score), PASS if move == eg.PASS_MOVE else move
+
+    def partial_move(self) -> int:
+        """After an interrupted `solve`: the root move that was searched completely first, or
+        one proven better than every move searched before it (-1 if there is none yet)."""
+        return int(self.stats[eg._ROOT_MOVE])
 
     def chance_value(self, me: int, opp: int, chance: int, depth: int) -> float:
         """Value for the side to move when its next `chance` plies are uniformly random (every
@@ -520,7 +530,10 @@ def minimax_search(
     """Iterative deepening (and an exact endgame solve when it fits) under `budget`."""
     moves = require_moves(state)
     start = time.perf_counter()
-    search.reset(budget.deadline(start), budget.nodes)
+    deadline = budget.deadline(start)
+    if deadline is not None and budget.time is not None:
+        deadline -= min(SAFETY_SECONDS, 0.1 * budget.time)
+    search.reset(deadline, budget.nodes)
     me, opp = state.me, state.opp
     empties = 64 - (me | opp).bit_count()
     if moves == [PASS]:
@@ -562,6 +575,10 @@ def minimax_search(
             score, move = search.solve(me, opp, hint=result.move)
         except _Out:
             result.completed = False
+            partial = search.partial_move()
+            if partial >= 0 and partial != result.move:
+                # proven better than the midgame move, which the solve searched first
+                result.move = partial
         else:
             result = SearchResult(move, float(score), empties, search.nodes, True, True)
     result.nodes = search.nodes
