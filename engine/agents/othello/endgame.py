@@ -42,9 +42,9 @@ SHALLOW_EMPTIES = 6
 """At most this many empties: the shallow layer (no table, parity ordering)."""
 TT_EMPTIES = 8
 """At least this many empties: the transposition table is used."""
-ETC_EMPTIES = 12
+ETC_EMPTIES = 10
 """At least this many empties: enhanced transposition cut-offs."""
-SORT_SEARCH_EMPTIES = 18
+SORT_SEARCH_EMPTIES = 21
 """At least this many empties: moves are ordered by a shallow search with the evaluation."""
 
 MAX_PLY = 80
@@ -710,6 +710,15 @@ def _order_score(
     empty = ~(c_me | c_opp)
     # opponent's potential mobility: its... our discs next to an empty square
     score -= popcnt(c_opp & _neigh_of(empty)) << 2
+    # our discs that are stable around the corners
+    cs = (
+        ((c_opp & np.uint64(0x0100000000000001)) << np.uint64(1))
+        | ((c_opp & np.uint64(0x8000000000000080)) >> np.uint64(1))
+        | ((c_opp & np.uint64(0x0000000000000081)) << np.uint64(8))
+        | ((c_opp & np.uint64(0x8100000000000000)) >> np.uint64(8))
+        | CORNERS
+    ) & c_opp
+    score += popcnt(cs) << 5
     if bit & odd:
         score += 8
     score += int(SQUARE_VALUE[sq])
@@ -801,7 +810,7 @@ def _pvs(
     n = 0
     sort_depth = 0
     if n_empty >= SORT_SEARCH_EMPTIES:
-        sort_depth = 1 if n_empty < 21 else 2
+        sort_depth = 2
     while moves:
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
