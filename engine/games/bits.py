@@ -21,7 +21,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from numba import njit, objmode
+from llvmlite import ir
+from numba import njit, objmode, types
+from numba.extending import intrinsic
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -89,3 +91,64 @@ def xorshift(state: np.uint64) -> np.uint64:
     state ^= state >> np.uint64(7)
     state ^= state << np.uint64(17)
     return state
+
+
+# -- hardware bit counts ----------------------------------------------------------------------
+# LLVM's ctpop / cttz / ctlz: one instruction each where the CPU has it (popcnt, tzcnt, lzcnt),
+# LLVM's own portable expansion where it does not. The endgame solver's hot loops use them.
+
+
+def _ctpop64_impl(typingctx: Any, x: Any) -> Any:
+    if not isinstance(x, types.Integer) or getattr(x, "bitwidth", 0) != 64:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctpop(args[0])
+
+    return types.int64(x), codegen
+
+
+def _cttz64_impl(typingctx: Any, x: Any) -> Any:
+    if not isinstance(x, types.Integer) or getattr(x, "bitwidth", 0) != 64:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return types.int64(x), codegen
+
+
+def _ctlz64_impl(typingctx: Any, x: Any) -> Any:
+    if not isinstance(x, types.Integer) or getattr(x, "bitwidth", 0) != 64:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return types.int64(x), codegen
+
+
+_ctpop64: Any = intrinsic(_ctpop64_impl)
+_cttz64: Any = intrinsic(_cttz64_impl)
+_ctlz64: Any = intrinsic(_ctlz64_impl)
+
+
+@inline_kernel
+def popcnt(x: np.uint64) -> int:
+    """Number of set bits (int64), one `popcnt` instruction where the CPU has one."""
+    n: int = _ctpop64(x)
+    return n
+
+
+@inline_kernel
+def lsb_index(x: np.uint64) -> int:
+    """Index of the lowest set bit (64 for x == 0)."""
+    n: int = _cttz64(x)
+    return n
+
+
+@inline_kernel
+def msb_index(x: np.uint64) -> int:
+    """Index of the highest set bit (-1 for x == 0)."""
+    n: int = _ctlz64(x)
+    return 63 - n

@@ -15,8 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.base import Agent, Budget, Decision, require_moves
+from engine.agents.othello import endgame as eg
 from engine.agents.othello import patterns
-from engine.agents.othello.evals import EVALS, WIN, evaluate, final_score, terminal_score
+from engine.agents.othello.evals import EVAL_BOUND, EVALS, WIN, evaluate, terminal_score
 from engine.agents.othello.patterns import pattern_value
 from engine.games.base import GameState, Move
 from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
@@ -29,6 +30,19 @@ MAX_MOVES = 40
 CHUNK_SECONDS = 0.02
 DEFAULT_DEPTH = 3
 """The depth searched when the budget sets no limit at all."""
+ENDGAME_EMPTIES = 20
+"""Default for the agents: try the exact solve from this many empties when a time or node
+budget bounds the move (the solve is abandoned, for the midgame move, if it cannot finish)."""
+UNBOUNDED_SOLVE_EMPTIES = 14
+"""With no budget at all, the exact solve runs (unbounded) from this many empties at most."""
+SAFETY_SECONDS = 0.025
+"""With a time budget the search stops this much (at most a tenth of the budget) before its end:
+the last chunk, the move's bookkeeping and the process's other threads fit in it."""
+ASPIRATION = 120
+"""Half-width of the midgame aspiration window around the last iteration's score (centidiscs)."""
+NEXT_ITERATION = 0.4
+"""With a time budget, no new midgame iteration starts after this share of it: the next one
+would take several times longer and be thrown away unfinished."""
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 # stats slots shared between the driver and the kernels
@@ -58,6 +72,7 @@ ZOBRIST = np.random.default_rng(0x07E110).integers(
 """Zobrist keys: one per (byte position of the me/opp bitboards, byte value)."""
 
 U64Array = npt.NDArray[np.uint64]
+I8Array = npt.NDArray[np.int8]
 I32Array = npt.NDArray[np.int32]
 F32Array = npt.NDArray[np.float32]
 #: The weights argument of the search kernels when the standard evaluation is used.
@@ -289,108 +304,6 @@ def _negamax(
     return best
 
 
-@kernel
-def _last_move(me: np.uint64, opp: np.uint64) -> int:
-    """Exact final score with one empty square left, side to move `me`."""
-    empty = ~(me | opp)
-    sq = bit_index(empty)
-    a = popcount(me)
-    b = popcount(opp)
-    n = popcount(flips(me, opp, sq))
-    if n > 0:
-        return (a + 1 + n) - (b - n)
-    n = popcount(flips(opp, me, sq))
-    if n > 0:
-        return (a - n) - (b + 1 + n)
-    d = a - b
-    return d + 1 if d > 0 else (d - 1 if d < 0 else 0)
-
-
-@kernel
-def _solve(
-    me: np.uint64,
-    opp: np.uint64,
-    alpha: int,
-    beta: int,
-    ply: int,
-    tt_b: U64Array,
-    tt_v: I32Array,
-    zob: U64Array,
-    stats: I64Array,
-    hist: I64Array,
-    mv: I64Array,
-    fl: U64Array,
-) -> int:
-    """Exact endgame negamax PVS: the final disc difference for `me` (empties to the winner)."""
-    stats[_NODES] += 1
-    if stats[_NODES] >= stats[_LIMIT]:
-        stats[_ABORT] = 1
-        return 0
-    empties = 64 - popcount(me | opp)
-    if empties == 1 and ply > 0:
-        return _last_move(me, opp)
-    moves = legal_mask(me, opp)
-    if moves == ZERO:
-        if legal_mask(opp, me) == ZERO:
-            return final_score(me, opp)
-        if ply == 0:
-            stats[_BEST] = 64
-        return -_solve(opp, me, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl)
-    use_tt = empties >= 7
-    slot = 0
-    tt_move = -1
-    if use_tt:
-        slot = int(np.int64(_hash(me, opp, zob) & np.uint64(tt_v.shape[0] - 2)))
-        s = _tt_find(me, opp, slot, tt_b, tt_v)
-        if s >= 0:
-            tt_move = tt_v[s, 3]
-            if ply > 0:
-                val = int(tt_v[s, 0])
-                flag = tt_v[s, 2]
-                if (
-                    flag == _EXACT
-                    or (flag == _LOWER and val >= beta)
-                    or (flag == _UPPER and val <= alpha)
-                ):
-                    return val
-    alpha0 = alpha
-    n = _gen_moves(me, opp, moves, ply, tt_move, empties >= 7, hist, mv, fl)
-    best = -INF
-    best_move = -1
-    for i in range(n):
-        _pick(ply, i, n, mv, fl)
-        sq = mv[ply, 0, i]
-        f = fl[ply, i]
-        bit = ONE << np.uint64(sq)
-        c_me = opp ^ f
-        c_opp = me | f | bit
-        if i == 0:
-            v = -_solve(c_me, c_opp, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl)
-        else:
-            v = -_solve(
-                c_me, c_opp, -alpha - 1, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl
-            )
-            if v > alpha and v < beta and stats[_ABORT] == 0:
-                v = -_solve(
-                    c_me, c_opp, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl
-                )
-        if stats[_ABORT]:
-            return 0
-        if v > best:
-            best = v
-            best_move = sq
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    if use_tt:
-        flag = _UPPER if best <= alpha0 else (_LOWER if best >= beta else _EXACT)
-        _tt_store(me, opp, slot, empties, best, flag, best_move, tt_b, tt_v)
-    if ply == 0:
-        stats[_BEST] = best_move
-    return best
-
-
 # -- the driver -------------------------------------------------------------------------------
 
 
@@ -417,24 +330,42 @@ class OthelloSearch:
     worker process as a handful of plain settings.
     """
 
-    def __init__(self, tt_bits: int = 19, eval: str = "standard") -> None:
+    def __init__(
+        self, tt_bits: int = 19, eg_bits: int | None = None, eval: str = "standard"
+    ) -> None:
         if not 10 <= tt_bits <= 26:
             raise ValueError(f"tt_bits must be in 10..26, got {tt_bits}")
+        eg_bits = tt_bits + 1 if eg_bits is None else eg_bits
+        if not 10 <= eg_bits <= 26:
+            raise ValueError(f"eg_bits must be in 10..26, got {eg_bits}")
         self.tt_bits = tt_bits
+        self.eg_bits = eg_bits
         self.eval = eval
         self.weights: F32Array = patterns.load() if eval == "patterns" else STANDARD
         self._tables: tuple[U64Array, I32Array, I64Array, I64Array, U64Array] | None = None
+        self._eg_tables: tuple[U64Array, I8Array, I64Array, U64Array] | None = None
+        self._eg_dirty = False
         self.stats: I64Array = np.zeros(8, dtype=np.int64)
         self.deadline: float | None = None
         self.node_cap: int | None = None
-        self.speed = 200_000.0  # nodes/s, refined from every chunk
+        self.speed = 200_000.0  # midgame nodes/s, refined from every chunk
+        self.eg_speed = 1_000_000.0  # the same for the endgame solver (cheaper nodes)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"tt_bits": self.tt_bits, "speed": self.speed, "eval": self.eval}
+        return {
+            "tt_bits": self.tt_bits,
+            "eg_bits": self.eg_bits,
+            "speed": self.speed,
+            "eg_speed": self.eg_speed,
+            "eval": self.eval,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["tt_bits"], state.get("eval", "standard"))  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["tt_bits"], state.get("eg_bits"), state.get("eval", "standard")
+        )
         self.speed = state["speed"]
+        self.eg_speed = state.get("eg_speed", self.eg_speed)
 
     def reset(self, deadline: float | None, node_cap: int | None) -> None:
         """Start a new move: clear the tables, set the limits."""
@@ -449,6 +380,8 @@ class OthelloSearch:
             )
         self.clear_tt()
         self._tables[2][:] = 0
+        if self._eg_dirty:
+            self.clear_endgame_tt()
         self.stats[:] = 0
         self.deadline = deadline
         self.node_cap = node_cap
@@ -456,6 +389,24 @@ class OthelloSearch:
     def clear_tt(self) -> None:
         assert self._tables is not None
         self._tables[1][:, 1] = -1
+
+    def clear_endgame_tt(self) -> None:
+        if self._eg_tables is not None:
+            self._eg_tables[1][:, 3] = -1
+        self._eg_dirty = False
+
+    def _endgame_tables(self) -> tuple[U64Array, I8Array, I64Array, U64Array]:
+        if self._eg_tables is None:
+            size = 1 << self.eg_bits
+            vals = np.zeros((size, 4), dtype=np.int8)
+            vals[:, 3] = -1
+            self._eg_tables = (
+                np.zeros((size, 2), dtype=np.uint64),
+                vals,
+                np.zeros((eg.MAX_PLY, 2, eg.MAX_MOVES), dtype=np.int64),
+                np.zeros((eg.MAX_PLY, eg.MAX_MOVES), dtype=np.uint64),
+            )
+        return self._eg_tables
 
     @property
     def nodes(self) -> int:
@@ -466,16 +417,17 @@ class OthelloSearch:
             return True
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
-    def _chunked(self, call: Callable[[], float]) -> float:
+    def _chunked(self, call: Callable[[], float], endgame: bool = False) -> float:
         """Run `call` (a kernel over self.stats) to completion in node-bounded chunks."""
         stats = self.stats
         while True:
             if self.out_of_budget():
                 raise _Out
             limit = 1 << 62
+            speed = self.eg_speed if endgame else self.speed
             if self.deadline is not None:
                 remaining = self.deadline - time.perf_counter()
-                limit = max(500, int(self.speed * min(CHUNK_SECONDS, remaining)))
+                limit = max(500, int(speed * min(CHUNK_SECONDS, remaining)))
             if self.node_cap is not None:
                 limit = min(limit, self.node_cap - self.nodes)
             start_nodes = self.nodes
@@ -486,14 +438,20 @@ class OthelloSearch:
             dt = time.perf_counter() - t0
             done = self.nodes - start_nodes
             if dt > 1e-3 and done > 1000:
-                self.speed = 0.5 * self.speed + 0.5 * done / dt
+                if endgame:
+                    self.eg_speed = 0.5 * self.eg_speed + 0.5 * done / dt
+                else:
+                    self.speed = 0.5 * self.speed + 0.5 * done / dt
             if not stats[_ABORT]:
                 return value
 
-    def negamax(self, me: int, opp: int, depth: int, root: bool = True) -> tuple[int, int]:
+    def negamax(
+        self, me: int, opp: int, depth: int, root: bool = True, alpha: int = -INF, beta: int = INF
+    ) -> tuple[int, int]:
         """(score, best move) of a depth-limited search; raises _Out when the budget ends.
 
         `root=False` searches the position as an inner node (transposition cutoffs allowed).
+        With a window (alpha, beta) the score is fail-soft: <= alpha or >= beta only bounds it.
         """
         assert self._tables is not None
         tt_b, tt_v, hist, mv, fl = self._tables
@@ -502,21 +460,54 @@ class OthelloSearch:
         ply = 0 if root else 1
         score = self._chunked(
             lambda: _negamax(
-                m, o, depth, -INF, INF, ply, tt_b, tt_v, ZOBRIST, stats, hist, mv, fl, self.weights
+                m,
+                o,
+                depth,
+                alpha,
+                beta,
+                ply,
+                tt_b,
+                tt_v,
+                ZOBRIST,
+                stats,
+                hist,
+                mv,
+                fl,
+                self.weights,
             )
         )
         return int(score), int(stats[_BEST])
 
-    def solve(self, me: int, opp: int) -> tuple[int, int]:
-        """(exact disc difference, best move); raises _Out when the budget ends."""
-        assert self._tables is not None
-        tt_b, tt_v, hist, mv, fl = self._tables
+    def solve(
+        self, me: int, opp: int, alpha: int = -64, beta: int = 64, hint: int = -1
+    ) -> tuple[int, int]:
+        """(exact disc difference, best move) by the endgame solver (`endgame.py`); raises _Out
+        when the budget ends. The move is PASS for a forced pass, -1 for a finished game.
+
+        With a window (alpha, beta) narrower than (-64, 64) the score is fail-soft: a score
+        <= alpha or >= beta only bounds the true one (a win/draw/loss search is (-1, 1)).
+        `hint`, a square, is searched first at the root (the midgame search's best move).
+        After _Out, `partial_move()` is the best root move the unfinished solve proved.
+        """
+        keys, vals, mv, fl = self._endgame_tables()
+        table = eg.edge_table()
         m, o = np.uint64(me), np.uint64(opp)
         stats = self.stats
+        self._eg_dirty = True
+        if 0 <= hint < 64:
+            eg.hint_move(m, o, hint, keys, vals)
+        stats[eg._ROOT_MOVE] = -1
         score = self._chunked(
-            lambda: _solve(m, o, -64, 64, 0, tt_b, tt_v, ZOBRIST, stats, hist, mv, fl)
+            lambda: eg.solve_root(m, o, alpha, beta, keys, vals, stats, mv, fl, table),
+            endgame=True,
         )
-        return int(score), int(stats[_BEST])
+        move = int(stats[_BEST])
+        return int(score), PASS if move == eg.PASS_MOVE else move
+
+    def partial_move(self) -> int:
+        """After an interrupted `solve`: the root move that was searched completely first, or
+        one proven better than every move searched before it (-1 if there is none yet)."""
+        return int(self.stats[eg._ROOT_MOVE])
 
     def chance_value(self, me: int, opp: int, chance: int, depth: int) -> float:
         """Value for the side to move when its next `chance` plies are uniformly random (every
@@ -580,29 +571,36 @@ def minimax_search(
 ) -> SearchResult:
     """Iterative deepening (and an exact endgame solve when it fits) under `budget`."""
     moves = require_moves(state)
-    search.reset(budget.deadline(), budget.nodes)
+    start = time.perf_counter()
+    deadline = budget.deadline(start)
+    if deadline is not None and budget.time is not None:
+        deadline -= min(SAFETY_SECONDS, 0.1 * budget.time)
+    search.reset(deadline, budget.nodes)
     me, opp = state.me, state.opp
     empties = 64 - (me | opp).bit_count()
     if moves == [PASS]:
         return SearchResult(PASS, 0.0, 0, 0, False, True)
     limited = budget.time is not None or budget.nodes is not None
     max_depth = budget.depth if budget.depth is not None else (60 if limited else DEFAULT_DEPTH)
-    # The exact solve runs when something bounds it (a time or node budget) or the depth cap
-    # reaches the end anyway; a bare depth cap (a weakened level) keeps it off. With no budget
-    # at all it runs unbounded (endgame_empties 14 solves in well under a second).
-    endgame = empties <= endgame_empties and (
-        limited or budget.depth is None or budget.depth >= empties
-    )
+    # The exact solve runs when something bounds it (a time or node budget: it is abandoned if
+    # it cannot finish) or the depth cap reaches the end anyway; a bare depth cap (a weakened
+    # level) keeps it off. With no budget at all it runs unbounded, to UNBOUNDED_SOLVE_EMPTIES.
+    if limited:
+        endgame = empties <= endgame_empties
+    elif budget.depth is None:
+        endgame = empties <= min(endgame_empties, UNBOUNDED_SOLVE_EMPTIES)
+    else:
+        endgame = empties <= endgame_empties and budget.depth >= empties
     # In the endgame keep the midgame pass short: the exact solve is what counts.
     if endgame:
         max_depth = min(max_depth, 4)
     budget_time = budget.time
-    start = time.perf_counter()
     result = SearchResult(moves[0], 0.0, 0, 0, False, False)
+    score = 0
     for depth in range(1, max_depth + 1):
         search.stats[_LEAVES] = 0
         try:
-            score, move = search.negamax(me, opp, depth)
+            score, move = _aspiration(search, me, opp, depth, score if depth > 2 else None)
         except _Out:
             break
         result = SearchResult(move, float(score), depth, search.nodes, False, True)
@@ -610,18 +608,42 @@ def minimax_search(
             result.exact = True
             result.score = float(_to_discs(score))
             return result
-        if endgame and budget_time is not None and time.perf_counter() - start > 0.15 * budget_time:
-            break
+        if budget_time is not None:
+            spent = time.perf_counter() - start
+            if spent > (0.15 if endgame else NEXT_ITERATION) * budget_time:
+                break
     if endgame:
-        search.clear_tt()
         try:
-            score, move = search.solve(me, opp)
+            score, move = search.solve(me, opp, hint=result.move)
         except _Out:
             result.completed = False
+            partial = search.partial_move()
+            if partial >= 0 and partial != result.move:
+                # proven better than the midgame move, which the solve searched first
+                result.move = partial
         else:
             result = SearchResult(move, float(score), empties, search.nodes, True, True)
     result.nodes = search.nodes
     return result
+
+
+def _aspiration(
+    search: OthelloSearch, me: int, opp: int, depth: int, guess: int | None
+) -> tuple[int, int]:
+    """One midgame iteration: a window of +-ASPIRATION around `guess` (the last iteration's
+    score), widened on the side that fails until the score falls inside."""
+    if guess is None or abs(guess) >= EVAL_BOUND:
+        return search.negamax(me, opp, depth)
+    alpha, beta = guess - ASPIRATION, guess + ASPIRATION
+    for _ in range(2):
+        score, move = search.negamax(me, opp, depth, alpha=alpha, beta=beta)
+        if alpha < score < beta:
+            return score, move
+        if score <= alpha:
+            alpha = score - 4 * ASPIRATION
+        else:
+            beta = score + 4 * ASPIRATION
+    return search.negamax(me, opp, depth)
 
 
 def _to_discs(score: int) -> int:
@@ -641,13 +663,13 @@ class OthelloMinimax(Agent):
     """
 
     def __init__(
-        self, eval: str = "standard", endgame_empties: int = 14, tt_bits: int = 19
+        self, eval: str = "standard", endgame_empties: int = ENDGAME_EMPTIES, tt_bits: int = 19
     ) -> None:
         self.eval = _check_eval(eval)
         if not 0 <= endgame_empties <= 30:
             raise ValueError(f"endgame_empties must be in 0..30, got {endgame_empties}")
         self.endgame_empties = endgame_empties
-        self.search = OthelloSearch(tt_bits, self.eval)
+        self.search = OthelloSearch(tt_bits, eval=self.eval)
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         t0 = time.perf_counter()
@@ -700,7 +722,7 @@ class OthelloExpectiminimax(Agent):
         self,
         eval: str = "standard",
         chance_plies: int = 2,
-        endgame_empties: int = 14,
+        endgame_empties: int = ENDGAME_EMPTIES,
         tt_bits: int = 19,
     ) -> None:
         self.eval = _check_eval(eval)
@@ -710,7 +732,7 @@ class OthelloExpectiminimax(Agent):
             raise ValueError(f"endgame_empties must be in 0..30, got {endgame_empties}")
         self.chance_plies = chance_plies
         self.endgame_empties = endgame_empties
-        self.search = OthelloSearch(tt_bits, self.eval)
+        self.search = OthelloSearch(tt_bits, eval=self.eval)
 
     def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
         t0 = time.perf_counter()
