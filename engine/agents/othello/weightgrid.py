@@ -1,6 +1,7 @@
 """The weight-grid agent `weightgrid` for Othello: plays the move that captures the most grid
-weight, with a grid that is fixed or learned from games. The rules, the learning modes and
-their curves: docs/learning.md, "The weightgrid agent"."""
+weight, with a grid that is fixed or learned from games. The rules, the learning modes
+(`rule=seed`, the seed's own update, and `rule=regression`) and their curves: docs/learning.md,
+"The weight grid (seed 001)"."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from engine.agents.base import (
 from engine.agents.othello.greedy import GreedyAgent
 from engine.games.base import GameState, Move
 from engine.games.othello import PASS, OthelloState
+from engine.games.othkernels import flips, legal_mask
 
 Grid = npt.NDArray[np.float64]
 
@@ -51,6 +53,10 @@ DEFAULT_GRID.setflags(write=False)
 MEMORY_KIND = "weightgrid"
 GRID_KEY = b"grid"
 GRIDS = ("default", "learned")
+#: How a learned grid learns from a game: the seed's end-of-game update, or the regression.
+RULES = ("seed", "regression")
+#: The regression's running sums (`rule=regression` only): see `RegressionSums`.
+SUMS_KEY = b"regression"
 
 
 def load_grid(name: str) -> Grid:
@@ -149,6 +155,128 @@ def render_grid_png(grid: Grid, path: str, title: str = "weight grid (normalised
     plt.close(fig)
 
 
+def _symmetry_classes() -> tuple[int, ...]:
+    """For each square a1..h8, its class 0..9 under the board's 8 symmetries (rotations and
+    reflections): a1 0, b1 1, c1 2, d1 3, b2 4, c2 5, d2 6, c3 7, d3 8, d4 9 (and their images)."""
+    classes = [-1] * 64
+    reps = 0
+    for sq in range(64):
+        if classes[sq] >= 0:
+            continue
+        f, r = sq % 8, sq // 8
+        for a, b in ((f, r), (r, f)):
+            for x in (a, 7 - a):
+                for y in (b, 7 - b):
+                    classes[x + 8 * y] = reps
+        reps += 1
+    return tuple(classes)
+
+
+SQUARE_CLASS = _symmetry_classes()
+N_CLASSES = 10
+#: One bitboard per symmetry class: the squares of that class.
+CLASS_MASKS = tuple(
+    sum(1 << sq for sq in range(64) if SQUARE_CLASS[sq] == c) for c in range(N_CLASSES)
+)
+#: Regression inputs per move: 10 flip features, then 10 held-square features.
+N_FEATURES = 2 * N_CLASSES
+
+
+def class_counts(bitboard: int) -> list[int]:
+    """How many squares of `bitboard` fall in each symmetry class."""
+    return [(bitboard & mask).bit_count() for mask in CLASS_MASKS]
+
+
+def move_features(state: OthelloState, move: Move) -> list[float]:
+    """The regression's inputs for `move` in `state` (the mover's view), 20 numbers.
+
+    First 10: per symmetry class, the discs `move` flips minus the average over the legal moves
+    (what this move flips that the others would not: the choice the capture strategy makes).
+    Last 10: per class, the squares the mover holds minus those the opponent holds before the
+    move (how good the position already was, so that a move is not credited for it).
+    """
+    # The kernels straight away: `state.flips` re-checks legality on every call, and this runs
+    # for every legal move of every position of every game learned.
+    me, opp = np.uint64(state.me), np.uint64(state.opp)
+    mask = int(legal_mask(me, opp))
+    if not mask >> move & 1:
+        raise ValueError(f"move {move} is not legal in this position")
+    total = [0] * N_CLASSES
+    played: list[int] = []
+    n = 0
+    while mask:
+        low = mask & -mask
+        square = low.bit_length() - 1
+        counts = class_counts(int(flips(me, opp, square)))
+        total = [t + c for t, c in zip(total, counts, strict=True)]
+        if square == move:
+            played = counts
+        n += 1
+        mask ^= low
+    chosen = [p - t / n for p, t in zip(played, total, strict=True)]
+    held = [a - b for a, b in zip(class_counts(state.me), class_counts(state.opp), strict=True)]
+    return chosen + [float(h) for h in held]
+
+
+def game_regression_data(
+    states: list[GameState], moves: list[Move], seat: int, result: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every move of a game (both sides, passes left out) as a row of `move_features`, and its
+    target: the game result for the side that moved (win +1, draw 0, loss -1)."""
+    rows: list[list[float]] = []
+    targets: list[float] = []
+    seat_target = 2.0 * result - 1.0
+    for state, move in zip(states, moves, strict=True):
+        if move == PASS:
+            continue
+        if not isinstance(state, OthelloState):
+            raise TypeError("the weight-grid strategy plays Othello only")
+        rows.append(move_features(state, move))
+        targets.append(seat_target if state.side == seat else -seat_target)
+    x = np.array(rows, dtype=np.float64).reshape(len(rows), N_FEATURES)
+    return x, np.array(targets, dtype=np.float64)
+
+
+class RegressionSums:
+    """The least-squares sums of `rule=regression`: `xtx` = I + sum of x x^T, `xty` = sum of
+    x y over every move learned so far (the identity is a small ridge prior, so the fit exists
+    from the first game). Stored as one memory row: 420 little-endian float64, `xtx` row by
+    row then `xty`."""
+
+    SIZE = N_FEATURES * N_FEATURES + N_FEATURES
+
+    def __init__(self, xtx: npt.NDArray[np.float64], xty: npt.NDArray[np.float64]) -> None:
+        self.xtx = xtx
+        self.xty = xty
+
+    @classmethod
+    def decode(cls, raw: bytes | None) -> RegressionSums:
+        """The sums of a memory row (the prior alone for None)."""
+        if raw is None:
+            return cls(np.eye(N_FEATURES), np.zeros(N_FEATURES))
+        flat = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+        if flat.shape[0] != cls.SIZE:
+            raise ValueError(f"regression sums hold {cls.SIZE} float64, got {len(raw)} bytes")
+        n2 = N_FEATURES * N_FEATURES
+        return cls(flat[:n2].reshape(N_FEATURES, N_FEATURES).copy(), flat[n2:].copy())
+
+    def encode(self) -> bytes:
+        flat = np.concatenate([self.xtx.reshape(-1), self.xty]).astype("<f8")
+        if not np.isfinite(flat).all():
+            raise ValueError("regression sums must be finite")
+        return flat.tobytes()
+
+    def add(self, x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> None:
+        self.xtx += x.T @ x
+        self.xty += x.T @ y
+
+    def grid(self) -> Grid:
+        """The capture grid: each square gets the fitted weight of flipping a disc of its class
+        (the held-square weights are only there to take the position's merit out of the fit)."""
+        coef = np.linalg.solve(self.xtx, self.xty)
+        return np.array([coef[c] for c in SQUARE_CLASS], dtype=np.float64).reshape(8, 8)
+
+
 def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
     """Sum of the grid weights of the discs `move` would flip (0 for PASS)."""
     flipped = state.flips(move)
@@ -177,6 +305,12 @@ def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
 PARAMS = (
     number("capture_share", 0, 1, "the share of moves played by the grid (else greedy)"),
     choice("grid", GRIDS, "the fixed positional grid, or the grid learned from games"),
+    choice(
+        "rule",
+        RULES,
+        "how the learned grid learns: seed (squares the winner ends with +1, the loser's -1) "
+        "or regression (which flips went with winning, fitted over every move)",
+    ),
     MEMORY,
 )
 
@@ -189,14 +323,19 @@ class WeightGridAgent(LearningAgent):
     learn_whole_game = True
 
     def __init__(
-        self, capture_share: float = 0.2, grid: str | None = None, memory: str | None = None
+        self,
+        capture_share: float = 0.2,
+        grid: str | None = None,
+        memory: str | None = None,
+        rule: str = "seed",
     ) -> None:
         if grid is None:
             grid = "learned" if memory is not None else "default"
-        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid)
+        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid, rule=rule)
         if memory is not None:
             check_params(PARAMS, "weightgrid", memory=memory)
         self.capture_share = capture_share
+        self.rule = rule
         self.grid_name = grid
         self.memory_name = memory or "default"
         self.learned = grid == "learned"
@@ -221,10 +360,15 @@ class WeightGridAgent(LearningAgent):
             self.grid, self._raw = decode_grid(raw), raw
 
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
-        return [GRID_KEY] if self.learned else []
+        if not self.learned:
+            return []
+        return [GRID_KEY, SUMS_KEY] if self.rule == "regression" else [GRID_KEY]
 
     def memory_format(self, start: GameState) -> str:
-        return "key b'grid': 64 x float64 (<f8), a1..h8"
+        grid = "key b'grid': 64 x float64 (<f8), a1..h8"
+        if self.rule == "regression":
+            return grid + "; key b'regression': 420 x float64 (<f8), least-squares sums"
+        return grid
 
     def shown_keys(self) -> list[bytes]:
         return [GRID_KEY]
@@ -242,9 +386,14 @@ class WeightGridAgent(LearningAgent):
         result: float,
         rows: Mapping[bytes, bytes],
     ) -> dict[bytes, bytes]:
-        """The grid after the update from the final position (nothing for a fixed grid)."""
+        """The grid after the update from this game (nothing for a fixed grid). `rule=seed`:
+        from the final position; `rule=regression`: from every move (and the sums row)."""
         if not self.learned or not moves:
             return {}
+        if self.rule == "regression":
+            sums = RegressionSums.decode(rows.get(SUMS_KEY))
+            sums.add(*game_regression_data(states, moves, seat, result))
+            return {GRID_KEY: encode_grid(sums.grid()), SUMS_KEY: sums.encode()}
         final = states[len(moves) - 1].play(moves[-1])
         if not isinstance(final, OthelloState):
             raise TypeError("the weight-grid strategy plays Othello only")
