@@ -31,7 +31,7 @@ def squares(names: str) -> int:
 
 
 def unit(cls: int, value: float = 1.0, offset: int = 0) -> np.ndarray:
-    """A 20-feature vector with `value` at class `cls` (offset 10: the held-square half)."""
+    """A feature vector with `value` at class `cls` (offset 10: the held squares, first stage)."""
     v = np.zeros(N_FEATURES)
     v[offset + cls] = value
     return v
@@ -145,7 +145,7 @@ def test_the_rule_setting() -> None:
     assert fixed.learn([START], [sq("a1")], 0, 1.0, {}) == {}
     with pytest.raises(ValueError, match="rule"):
         WeightGridAgent(rule="td")
-    with pytest.raises(ValueError, match="420"):
+    with pytest.raises(ValueError, match="1640"):
         RegressionSums.decode(b"\0" * 8)
 
 

@@ -178,8 +178,12 @@ N_CLASSES = 10
 CLASS_MASKS = tuple(
     sum(1 << sq for sq in range(64) if SQUARE_CLASS[sq] == c) for c in range(N_CLASSES)
 )
-#: Regression inputs per move: 10 flip features, then 10 held-square features.
-N_FEATURES = 2 * N_CLASSES
+#: The stages of a game for the regression's baseline, by discs on the board: under 24,
+#: 24 to 43, 44 and more (what holding a square is worth changes as the board fills).
+STAGE_DISCS = (24, 44)
+N_STAGES = len(STAGE_DISCS) + 1
+#: Regression inputs per move: 10 flip features, then 10 held-square features per stage.
+N_FEATURES = N_CLASSES + N_STAGES * N_CLASSES
 
 
 def class_counts(bitboard: int) -> list[int]:
@@ -188,12 +192,14 @@ def class_counts(bitboard: int) -> list[int]:
 
 
 def move_features(state: OthelloState, move: Move) -> list[float]:
-    """The regression's inputs for `move` in `state` (the mover's view), 20 numbers.
+    """The regression's inputs for `move` in `state` (the mover's view), `N_FEATURES` numbers.
 
     First 10: per symmetry class, the discs `move` flips minus the average over the legal moves
     (what this move flips that the others would not: the choice the capture strategy makes).
-    Last 10: per class, the squares the mover holds minus those the opponent holds before the
-    move (how good the position already was, so that a move is not credited for it).
+    Then 10 per stage of the game, zero but for the stage `state` is in: per class, the squares
+    the mover holds minus those the opponent holds before the move (how good the position
+    already was, so that a move is not credited for it; by stage, because owning many discs is
+    a weakness early and a strength late).
     """
     # The kernels straight away: `state.flips` re-checks legality on every call, and this runs
     # for every legal move of every position of every game learned.
@@ -215,7 +221,10 @@ def move_features(state: OthelloState, move: Move) -> list[float]:
         mask ^= low
     chosen = [p - t / n for p, t in zip(played, total, strict=True)]
     held = [a - b for a, b in zip(class_counts(state.me), class_counts(state.opp), strict=True)]
-    return chosen + [float(h) for h in held]
+    stage = sum((state.black | state.white).bit_count() >= n for n in STAGE_DISCS)
+    stages = [0.0] * (N_STAGES * N_CLASSES)
+    stages[stage * N_CLASSES : (stage + 1) * N_CLASSES] = [float(h) for h in held]
+    return chosen + stages
 
 
 def game_regression_data(
@@ -240,7 +249,7 @@ def game_regression_data(
 class RegressionSums:
     """The least-squares sums of `rule=regression`: `xtx` = I + sum of x x^T, `xty` = sum of
     x y over every move learned so far (the identity is a small ridge prior, so the fit exists
-    from the first game). Stored as one memory row: 420 little-endian float64, `xtx` row by
+    from the first game). Stored as one memory row: 1640 little-endian float64, `xtx` row by
     row then `xty`."""
 
     SIZE = N_FEATURES * N_FEATURES + N_FEATURES
@@ -367,7 +376,7 @@ class WeightGridAgent(LearningAgent):
     def memory_format(self, start: GameState) -> str:
         grid = "key b'grid': 64 x float64 (<f8), a1..h8"
         if self.rule == "regression":
-            return grid + "; key b'regression': 420 x float64 (<f8), least-squares sums"
+            return grid + "; key b'regression': 1640 x float64 (<f8), least-squares sums"
         return grid
 
     def shown_keys(self) -> list[bytes]:
