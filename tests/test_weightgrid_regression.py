@@ -145,7 +145,7 @@ def test_the_rule_setting() -> None:
     assert fixed.learn([START], [sq("a1")], 0, 1.0, {}) == {}
     with pytest.raises(ValueError, match="rule"):
         WeightGridAgent(rule="td")
-    with pytest.raises(ValueError, match="1640"):
+    with pytest.raises(ValueError, match="4970"):
         RegressionSums.decode(b"\0" * 8)
 
 

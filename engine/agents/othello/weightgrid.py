@@ -178,9 +178,10 @@ N_CLASSES = 10
 CLASS_MASKS = tuple(
     sum(1 << sq for sq in range(64) if SQUARE_CLASS[sq] == c) for c in range(N_CLASSES)
 )
-#: The stages of a game for the regression's baseline, by discs on the board: under 24,
-#: 24 to 43, 44 and more (what holding a square is worth changes as the board fills).
-STAGE_DISCS = (24, 44)
+#: The stages of a game for the regression's baseline, by discs on the board: 4-13, 14-23,
+#: ..., 54-64 (what holding a square is worth changes as the board fills; six stages did
+#: better than three, and twelve no better than six: docs/learning.md).
+STAGE_DISCS = (14, 24, 34, 44, 54)
 N_STAGES = len(STAGE_DISCS) + 1
 #: Regression inputs per move: 10 flip features, then 10 held-square features per stage.
 N_FEATURES = N_CLASSES + N_STAGES * N_CLASSES
@@ -249,7 +250,7 @@ def game_regression_data(
 class RegressionSums:
     """The least-squares sums of `rule=regression`: `xtx` = I + sum of x x^T, `xty` = sum of
     x y over every move learned so far (the identity is a small ridge prior, so the fit exists
-    from the first game). Stored as one memory row: 1640 little-endian float64, `xtx` row by
+    from the first game). Stored as one memory row: 4970 little-endian float64, `xtx` row by
     row then `xty`."""
 
     SIZE = N_FEATURES * N_FEATURES + N_FEATURES
@@ -376,7 +377,7 @@ class WeightGridAgent(LearningAgent):
     def memory_format(self, start: GameState) -> str:
         grid = "key b'grid': 64 x float64 (<f8), a1..h8"
         if self.rule == "regression":
-            return grid + "; key b'regression': 1640 x float64 (<f8), least-squares sums"
+            return grid + "; key b'regression': 4970 x float64 (<f8), least-squares sums"
         return grid
 
     def shown_keys(self) -> list[bytes]:
