@@ -31,6 +31,14 @@ RULES = ("seed", "regression")
 CAPTURE_1 = "greedy-random(capture=1)_score"
 
 
+def shown(path: Path) -> str:
+    """`path` relative to the repository when inside it (the commands run from its root)."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def train(out: Path, scratch: Path, rule: str, games: int, seed: int) -> tuple[str, Path]:
     """One training run; its log text and database."""
     name = f"weightgrid-{rule}"
@@ -43,7 +51,7 @@ def train(out: Path, scratch: Path, rule: str, games: int, seed: int) -> tuple[s
     cmd = [
         sys.executable, "-m", "engine", "train", "--game", "othello",
         "--agent", f"weightgrid:rule={rule}", "--memory", name, "--games", str(games),
-        "--db", str(db), "--csv", str(csv), "--plot", str(out / f"{name}.png"),
+        "--db", shown(db), "--csv", shown(csv), "--plot", shown(out / f"{name}.png"),
         "--eval-every", "500", "--eval-games", "400", "--checkpoint", "500",
         "--workers", "1", "--seed", str(seed),
     ]  # fmt: skip
@@ -53,8 +61,7 @@ def train(out: Path, scratch: Path, rule: str, games: int, seed: int) -> tuple[s
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
     summary = proc.stdout.strip().splitlines()[-2:]
-    shown = " ".join(cmd[1:])
-    return f"$ python {shown}\n# {elapsed:.1f} s wall\n" + "\n".join(summary) + "\n", db
+    return f"$ python {' '.join(cmd[1:])}\n# {elapsed:.1f} s wall\n" + "\n".join(summary) + "\n", db
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ from engine.agents.othello.weightgrid import (
     RegressionSums,
     WeightGridAgent,
     decode_grid,
+    encode_grid,
     move_features,
 )
 from engine.games.othello import OthelloState
@@ -30,12 +31,14 @@ def squares(names: str) -> int:
     return sum(1 << sq(name) for name in names.split())
 
 
-def unit(cls: int, value: float = 1.0, offset: int = 0) -> np.ndarray:
-    """A feature vector with `value` at class `cls` (offset 10: the held squares, first stage)."""
+def unit(index: int, value: float = 1.0) -> np.ndarray:
+    """A feature vector with `value` at `index`."""
     v = np.zeros(N_FEATURES)
-    v[offset + cls] = value
+    v[index] = value
     return v
 
+
+FLIPS, OWN_CHOICE, HELD = 0, 10, 11  # where each part of the features starts (held: stage 1)
 
 # The hand-made game. Black: c1, d5; white: b1, d4; black to move. Black's only moves are a1
 # (flips b1 along rank 1) and d3 (flips d4 along the d-file). Black plays a1; white's only
@@ -44,13 +47,21 @@ START = OthelloState(squares("c1 d5"), squares("b1 d4"), 0, 4)
 AFTER_A1 = START.play(sq("a1"))
 
 # Black's a1, by hand. Flips: a1 flips one class-1 disc, d3 one class-9 disc; the average legal
-# move flips half of each, so a1 flips +0.5 class 1 and -0.5 class 9 more than average.
-# Held before the move: black c1 (class 2) and d5 (9), white b1 (1) and d4 (9): +1 class 2,
-# -1 class 1 (the centre cancels). |x1|^2 = 0.25 + 0.25 + 1 + 1 = 2.5.
-X1 = unit(1, 0.5) + unit(9, -0.5) + unit(1, -1.0, 10) + unit(2, 1.0, 10)
-# White's d6, by hand: its only move, so it flips nothing more than average. Held before it:
-# white d4 (9); black a1 (0), b1 (1), c1 (2), d5 (9): -1 in classes 0, 1 and 2. |x2|^2 = 3.
-X2 = unit(0, -1.0, 10) + unit(1, -1.0, 10) + unit(2, -1.0, 10)
+# move flips half of each, so a1 flips +0.5 class 1 and -0.5 class 9 more than average. On the
+# all-zero grid every capture scores 0 and weight capture plays the first legal move, a1: the
+# grid's own choice, 1. Held before the move: black c1 (class 2) and d5 (9), white b1 (1) and
+# d4 (9): +1 class 2, -1 class 1 (the centre cancels). |x1|^2 = 0.25 + 0.25 + 1 + 1 + 1 = 3.5.
+X1 = (
+    unit(FLIPS + 1, 0.5)
+    + unit(FLIPS + 9, -0.5)
+    + unit(OWN_CHOICE)
+    + unit(HELD + 1, -1.0)
+    + unit(HELD + 2, 1.0)
+)
+# White's d6, by hand: its only move, so it flips nothing more than average, and it is the
+# grid's choice. Held before it: white d4 (9); black a1 (0), b1 (1), c1 (2), d5 (9): -1 in
+# classes 0, 1 and 2. |x2|^2 = 1 + 3 = 4, and x1 . x2 = 1 (the own-choice 1s; held: 1 - 1).
+X2 = unit(OWN_CHOICE) + unit(HELD, -1.0) + unit(HELD + 1, -1.0) + unit(HELD + 2, -1.0)
 
 C_SQUARES = ("b1", "g1", "a2", "h2", "a7", "h7", "b8", "g8")
 CENTRE = ("d4", "e4", "d5", "e5")
@@ -68,13 +79,30 @@ def test_symmetry_classes() -> None:
         assert SQUARE_CLASS[s] == SQUARE_CLASS[(7 - f) + 8 * r] == SQUARE_CLASS[r + 8 * f]
 
 
+def grid_weights(grid: np.ndarray) -> tuple[float, float, float]:
+    """A grid's weight of a C-square, a centre square and every other square (checked equal)."""
+    flat = grid.reshape(64)
+    by_name = {"abcdefgh"[s % 8] + str(s // 8 + 1): float(flat[s]) for s in range(64)}
+    c_squares = {by_name[n] for n in C_SQUARES}
+    centre = {by_name[n] for n in CENTRE}
+    others = {v for n, v in by_name.items() if n not in C_SQUARES and n not in CENTRE}
+    assert len(c_squares) == len(centre) == len(others) == 1, (c_squares, centre, others)
+    return c_squares.pop(), centre.pop(), others.pop()
+
+
 def test_the_features_of_the_hand_made_moves() -> None:
+    zero = np.zeros((8, 8))
     assert START.legal_moves() == [sq("a1"), sq("d3")]
     assert AFTER_A1.legal_moves() == [sq("d6")]
-    assert move_features(START, sq("a1")) == X1.tolist()
-    assert move_features(AFTER_A1, sq("d6")) == X2.tolist()
+    assert move_features(START, sq("a1"), zero) == X1.tolist()
+    assert move_features(AFTER_A1, sq("d6"), zero) == X2.tolist()
+    # On a grid valuing the centre, weight capture would play d3: a1 is not its choice.
+    centre = np.zeros((8, 8))
+    centre[3, 3] = 1.0  # d4
+    assert move_features(START, sq("a1"), centre) == (X1 - unit(OWN_CHOICE)).tolist()
+    assert move_features(START, sq("d3"), centre)[OWN_CHOICE] == 1.0
     with pytest.raises(ValueError, match="not legal"):
-        move_features(START, sq("h8"))
+        move_features(START, sq("h8"), zero)
 
 
 def test_one_move_update_worked_out_by_hand() -> None:
@@ -82,12 +110,11 @@ def test_one_move_update_worked_out_by_hand() -> None:
     assert agent.learn_keys([START], [sq("a1")], 0) == [GRID_KEY, SUMS_KEY]
     rows = agent.learn([START], [sq("a1")], 0, 1.0, {})
     # One move with x = X1 and target +1 (black won): the fit (I + x x^T)^-1 x is x / (1 + |x|^2)
-    # = X1 / 3.5, so flipping a C-square is worth 0.5 / 3.5 = 1/7 and a centre disc -1/7.
-    grid = decode_grid(rows[GRID_KEY]).reshape(64)
-    for s in range(64):
-        name = "abcdefgh"[s % 8] + str(s // 8 + 1)
-        expected = 1 / 7 if name in C_SQUARES else -1 / 7 if name in CENTRE else 0.0
-        assert grid[s] == pytest.approx(expected, abs=1e-12), name
+    # = X1 / 4.5, so flipping a C-square is worth 0.5 / 4.5 = 1/9, a centre disc -1/9, and
+    # every other square 0.
+    c_square, centre, other = grid_weights(decode_grid(rows[GRID_KEY]))
+    assert c_square == pytest.approx(1 / 9, abs=1e-12)
+    assert centre == pytest.approx(-1 / 9, abs=1e-12) and other == 0.0
     sums = RegressionSums.decode(rows[SUMS_KEY])
     assert np.array_equal(sums.xtx, np.eye(N_FEATURES) + np.outer(X1, X1))
     assert np.array_equal(sums.xty, X1)
@@ -100,16 +127,30 @@ def test_one_move_update_worked_out_by_hand() -> None:
     assert not decode_grid(drawn[GRID_KEY]).any()
 
 
+def test_the_grid_in_memory_decides_what_its_own_choice_was() -> None:
+    agent = WeightGridAgent(memory="default", rule="regression")
+    centre = np.zeros((8, 8))
+    centre[3, 3] = 1.0  # weight capture on this grid plays d3, not a1
+    rows = agent.learn([START], [sq("a1")], 0, 1.0, {GRID_KEY: encode_grid(centre)})
+    # x = X1 without the own-choice 1: |x|^2 = 2.5, so C-squares 0.5 / 3.5 = 1/7.
+    c_square, centre_weight, other = grid_weights(decode_grid(rows[GRID_KEY]))
+    assert c_square == pytest.approx(1 / 7, abs=1e-12)
+    assert centre_weight == pytest.approx(-1 / 7, abs=1e-12) and other == 0.0
+
+
 def test_two_move_update_worked_out_by_hand() -> None:
     agent = WeightGridAgent(memory="default", rule="regression")
     rows = agent.learn([START, AFTER_A1], [sq("a1"), sq("d6")], 0, 1.0, {})
-    # White's move counts with target -1 (white lost). X1 and X2 are orthogonal, so the fit is
-    # X1 / (1 + 2.5) - X2 / (1 + 3): white's forced move only moves the held-square weights.
+    # White's move counts with target -1 (white lost): solve (I + x1 x1^T + x2 x2^T) w = x1 - x2
+    # with w = a x1 + b x2. Matching the x1 and x2 parts, with x1.x1 = 3.5, x2.x2 = 4 and
+    # x1.x2 = 1: 4.5 a + b = 1 and a + 5 b = -1, so a = 12/43 and b = -11/43. Only x1 flips
+    # anything: a C-square is worth 0.5 a = 6/43 and a centre disc -6/43.
     sums = RegressionSums.decode(rows[SUMS_KEY])
     coef = np.linalg.solve(sums.xtx, sums.xty)
-    assert np.allclose(coef, X1 / 3.5 - X2 / 4, atol=1e-12)
-    grid = decode_grid(rows[GRID_KEY])
-    assert grid[0, 1] == pytest.approx(1 / 7) and grid[3, 3] == pytest.approx(-1 / 7)
+    assert np.allclose(coef, 12 / 43 * X1 - 11 / 43 * X2, atol=1e-12)
+    c_square, centre, other = grid_weights(decode_grid(rows[GRID_KEY]))
+    assert c_square == pytest.approx(6 / 43, abs=1e-12)
+    assert centre == pytest.approx(-6 / 43, abs=1e-12) and other == 0.0
     # Learning adds up: the two moves learned as two games give the same sums.
     first = agent.learn([START], [sq("a1")], 0, 1.0, {})
     second = agent.learn([AFTER_A1], [sq("d6")], 1, 0.0, first)
@@ -145,7 +186,7 @@ def test_the_rule_setting() -> None:
     assert fixed.learn([START], [sq("a1")], 0, 1.0, {}) == {}
     with pytest.raises(ValueError, match="rule"):
         WeightGridAgent(rule="td")
-    with pytest.raises(ValueError, match="4970"):
+    with pytest.raises(ValueError, match="5112"):
         RegressionSums.decode(b"\0" * 8)
 
 

@@ -155,6 +155,17 @@ def render_grid_png(grid: Grid, path: str, title: str = "weight grid (normalised
     plt.close(fig)
 
 
+def grid_sum(discs: int, flat: Grid) -> float:
+    """The summed weights of the squares of bitboard `discs` on the flat grid, a1 first (one
+    order for every caller, so equal sums stay equal to the last bit)."""
+    total = 0.0
+    while discs:
+        low = discs & -discs
+        total += float(flat[low.bit_length() - 1])
+        discs ^= low
+    return total
+
+
 def _symmetry_classes() -> tuple[int, ...]:
     """For each square a1..h8, its class 0..9 under the board's 8 symmetries (rotations and
     reflections): a1 0, b1 1, c1 2, d1 3, b2 4, c2 5, d2 6, c3 7, d3 8, d4 9 (and their images)."""
@@ -183,8 +194,9 @@ CLASS_MASKS = tuple(
 #: better than three, and twelve no better than six: docs/learning.md).
 STAGE_DISCS = (14, 24, 34, 44, 54)
 N_STAGES = len(STAGE_DISCS) + 1
-#: Regression inputs per move: 10 flip features, then 10 held-square features per stage.
-N_FEATURES = N_CLASSES + N_STAGES * N_CLASSES
+#: Regression inputs per move: 10 flip features, whether the move is the grid's own choice,
+#: then 10 held-square features per stage.
+N_FEATURES = N_CLASSES + 1 + N_STAGES * N_CLASSES
 
 
 def class_counts(bitboard: int) -> list[int]:
@@ -192,15 +204,18 @@ def class_counts(bitboard: int) -> list[int]:
     return [(bitboard & mask).bit_count() for mask in CLASS_MASKS]
 
 
-def move_features(state: OthelloState, move: Move) -> list[float]:
+def move_features(state: OthelloState, move: Move, grid: Grid) -> list[float]:
     """The regression's inputs for `move` in `state` (the mover's view), `N_FEATURES` numbers.
 
     First 10: per symmetry class, the discs `move` flips minus the average over the legal moves
     (what this move flips that the others would not: the choice the capture strategy makes).
+    Then 1 if `move` is the one weight capture on `grid` would play, else 0: the moves the grid
+    chose itself would otherwise lend their overall success or failure to whatever the grid
+    already prefers, and the fit would drift with the grid's own habits (docs/learning.md).
     Then 10 per stage of the game, zero but for the stage `state` is in: per class, the squares
     the mover holds minus those the opponent holds before the move (how good the position
-    already was, so that a move is not credited for it; by stage, because owning many discs is
-    a weakness early and a strength late).
+    already was, so that a move is not credited for it; by stage, because what owning a square
+    is worth changes as the board fills).
     """
     # The kernels straight away: `state.flips` re-checks legality on every call, and this runs
     # for every legal move of every position of every game learned.
@@ -208,31 +223,38 @@ def move_features(state: OthelloState, move: Move) -> list[float]:
     mask = int(legal_mask(me, opp))
     if not mask >> move & 1:
         raise ValueError(f"move {move} is not legal in this position")
+    flat = grid.reshape(64)
     total = [0] * N_CLASSES
     played: list[int] = []
     n = 0
+    best_move, best = -1, 0.0
     while mask:
         low = mask & -mask
         square = low.bit_length() - 1
-        counts = class_counts(int(flips(me, opp, square)))
+        flipped = int(flips(me, opp, square))
+        counts = class_counts(flipped)
         total = [t + c for t, c in zip(total, counts, strict=True)]
         if square == move:
             played = counts
+        score = grid_sum(flipped, flat)
+        if best_move < 0 or score > best:  # as `weight_capture_move`: the first maximum
+            best_move, best = square, score
         n += 1
         mask ^= low
     chosen = [p - t / n for p, t in zip(played, total, strict=True)]
     held = [a - b for a, b in zip(class_counts(state.me), class_counts(state.opp), strict=True)]
-    stage = sum((state.black | state.white).bit_count() >= n for n in STAGE_DISCS)
+    discs = (state.black | state.white).bit_count()
+    stage = sum(discs >= limit for limit in STAGE_DISCS)
     stages = [0.0] * (N_STAGES * N_CLASSES)
     stages[stage * N_CLASSES : (stage + 1) * N_CLASSES] = [float(h) for h in held]
-    return chosen + stages
+    return [*chosen, float(best_move == move), *stages]
 
 
 def game_regression_data(
-    states: list[GameState], moves: list[Move], seat: int, result: float
+    states: list[GameState], moves: list[Move], seat: int, result: float, grid: Grid
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Every move of a game (both sides, passes left out) as a row of `move_features`, and its
-    target: the game result for the side that moved (win +1, draw 0, loss -1)."""
+    """Every move of a game (both sides, passes left out) as a row of `move_features` on
+    `grid`, and its target: the game result for the side that moved (win +1, draw 0, loss -1)."""
     rows: list[list[float]] = []
     targets: list[float] = []
     seat_target = 2.0 * result - 1.0
@@ -241,7 +263,7 @@ def game_regression_data(
             continue
         if not isinstance(state, OthelloState):
             raise TypeError("the weight-grid strategy plays Othello only")
-        rows.append(move_features(state, move))
+        rows.append(move_features(state, move, grid))
         targets.append(seat_target if state.side == seat else -seat_target)
     x = np.array(rows, dtype=np.float64).reshape(len(rows), N_FEATURES)
     return x, np.array(targets, dtype=np.float64)
@@ -250,7 +272,7 @@ def game_regression_data(
 class RegressionSums:
     """The least-squares sums of `rule=regression`: `xtx` = I + sum of x x^T, `xty` = sum of
     x y over every move learned so far (the identity is a small ridge prior, so the fit exists
-    from the first game). Stored as one memory row: 4970 little-endian float64, `xtx` row by
+    from the first game). Stored as one memory row: 5112 little-endian float64, `xtx` row by
     row then `xty`."""
 
     SIZE = N_FEATURES * N_FEATURES + N_FEATURES
@@ -289,14 +311,7 @@ class RegressionSums:
 
 def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
     """Sum of the grid weights of the discs `move` would flip (0 for PASS)."""
-    flipped = state.flips(move)
-    flat = grid.reshape(64)
-    total = 0.0
-    while flipped:
-        low = flipped & -flipped
-        total += float(flat[low.bit_length() - 1])
-        flipped ^= low
-    return total
+    return grid_sum(state.flips(move), grid.reshape(64))
 
 
 def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
@@ -318,8 +333,8 @@ PARAMS = (
     choice(
         "rule",
         RULES,
-        "how the learned grid learns: seed (squares the winner ends with +1, the loser's -1) "
-        "or regression (which flips went with winning, fitted over every move)",
+        "how the learned grid learns: seed (+1 on the squares the winner ends with, -1 on the "
+        "loser's) or regression (from every move of its games, which discs are worth flipping)",
     ),
     MEMORY,
 )
@@ -377,7 +392,7 @@ class WeightGridAgent(LearningAgent):
     def memory_format(self, start: GameState) -> str:
         grid = "key b'grid': 64 x float64 (<f8), a1..h8"
         if self.rule == "regression":
-            return grid + "; key b'regression': 4970 x float64 (<f8), least-squares sums"
+            return grid + "; key b'regression': 5112 x float64 (<f8), least-squares sums"
         return grid
 
     def shown_keys(self) -> list[bytes]:
@@ -402,7 +417,8 @@ class WeightGridAgent(LearningAgent):
             return {}
         if self.rule == "regression":
             sums = RegressionSums.decode(rows.get(SUMS_KEY))
-            sums.add(*game_regression_data(states, moves, seat, result))
+            grid = decode_grid(rows.get(GRID_KEY))  # the grid the agent plays now
+            sums.add(*game_regression_data(states, moves, seat, result, grid))
             return {GRID_KEY: encode_grid(sums.grid()), SUMS_KEY: sums.encode()}
         final = states[len(moves) - 1].play(moves[-1])
         if not isinstance(final, OthelloState):
