@@ -1,6 +1,7 @@
 """The weight-grid agent `weightgrid` for Othello: plays the move that captures the most grid
-weight, with a grid that is fixed or learned from games. The rules, the learning modes and
-their curves: docs/learning.md, "The weightgrid agent"."""
+weight, with a grid that is fixed or learned from games. The rules, the learning modes
+(`rule=seed`, the seed's own update, and `rule=regression`) and their curves: docs/learning.md,
+"The weight grid (seed 001)"."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from engine.agents.base import (
 from engine.agents.othello.greedy import GreedyAgent
 from engine.games.base import GameState, Move
 from engine.games.othello import PASS, OthelloState
+from engine.games.othkernels import flips, legal_mask
 
 Grid = npt.NDArray[np.float64]
 
@@ -51,6 +53,10 @@ DEFAULT_GRID.setflags(write=False)
 MEMORY_KIND = "weightgrid"
 GRID_KEY = b"grid"
 GRIDS = ("default", "learned")
+#: How a learned grid learns from a game: the seed's end-of-game update, or the regression.
+RULES = ("seed", "regression")
+#: The regression's running sums (`rule=regression` only): see `RegressionSums`.
+SUMS_KEY = b"regression"
 
 
 def load_grid(name: str) -> Grid:
@@ -149,16 +155,163 @@ def render_grid_png(grid: Grid, path: str, title: str = "weight grid (normalised
     plt.close(fig)
 
 
+def grid_sum(discs: int, flat: Grid) -> float:
+    """The summed weights of the squares of bitboard `discs` on the flat grid, a1 first (one
+    order for every caller, so equal sums stay equal to the last bit)."""
+    total = 0.0
+    while discs:
+        low = discs & -discs
+        total += float(flat[low.bit_length() - 1])
+        discs ^= low
+    return total
+
+
+def _symmetry_classes() -> tuple[int, ...]:
+    """For each square a1..h8, its class 0..9 under the board's 8 symmetries (rotations and
+    reflections): a1 0, b1 1, c1 2, d1 3, b2 4, c2 5, d2 6, c3 7, d3 8, d4 9 (and their images)."""
+    classes = [-1] * 64
+    reps = 0
+    for sq in range(64):
+        if classes[sq] >= 0:
+            continue
+        f, r = sq % 8, sq // 8
+        for a, b in ((f, r), (r, f)):
+            for x in (a, 7 - a):
+                for y in (b, 7 - b):
+                    classes[x + 8 * y] = reps
+        reps += 1
+    return tuple(classes)
+
+
+SQUARE_CLASS = _symmetry_classes()
+N_CLASSES = 10
+#: One bitboard per symmetry class: the squares of that class.
+CLASS_MASKS = tuple(
+    sum(1 << sq for sq in range(64) if SQUARE_CLASS[sq] == c) for c in range(N_CLASSES)
+)
+#: The stages of a game for the regression's baseline, by discs on the board: 4-13, 14-23,
+#: ..., 54-64 (what holding a square is worth changes as the board fills; six stages did
+#: better than three, and twelve no better than six: docs/learning.md).
+STAGE_DISCS = (14, 24, 34, 44, 54)
+N_STAGES = len(STAGE_DISCS) + 1
+#: Regression inputs per move: 10 flip features, whether the move is the grid's own choice,
+#: then 10 held-square features per stage.
+N_FEATURES = N_CLASSES + 1 + N_STAGES * N_CLASSES
+
+
+def class_counts(bitboard: int) -> list[int]:
+    """How many squares of `bitboard` fall in each symmetry class."""
+    return [(bitboard & mask).bit_count() for mask in CLASS_MASKS]
+
+
+def move_features(state: OthelloState, move: Move, grid: Grid) -> list[float]:
+    """The regression's inputs for `move` in `state` (the mover's view), `N_FEATURES` numbers.
+
+    First 10: per symmetry class, the discs `move` flips minus the average over the legal moves
+    (what this move flips that the others would not: the choice the capture strategy makes).
+    Then 1 if `move` is the one weight capture on `grid` would play, else 0: the moves the grid
+    chose itself would otherwise lend their overall success or failure to whatever the grid
+    already prefers, and the fit would drift with the grid's own habits (docs/learning.md).
+    Then 10 per stage of the game, zero but for the stage `state` is in: per class, the squares
+    the mover holds minus those the opponent holds before the move (how good the position
+    already was, so that a move is not credited for it; by stage, because what owning a square
+    is worth changes as the board fills).
+    """
+    # The kernels straight away: `state.flips` re-checks legality on every call, and this runs
+    # for every legal move of every position of every game learned.
+    me, opp = np.uint64(state.me), np.uint64(state.opp)
+    mask = int(legal_mask(me, opp))
+    if not mask >> move & 1:
+        raise ValueError(f"move {move} is not legal in this position")
+    flat = grid.reshape(64)
+    total = [0] * N_CLASSES
+    played: list[int] = []
+    n = 0
+    best_move, best = -1, 0.0
+    while mask:
+        low = mask & -mask
+        square = low.bit_length() - 1
+        flipped = int(flips(me, opp, square))
+        counts = class_counts(flipped)
+        total = [t + c for t, c in zip(total, counts, strict=True)]
+        if square == move:
+            played = counts
+        score = grid_sum(flipped, flat)
+        if best_move < 0 or score > best:  # as `weight_capture_move`: the first maximum
+            best_move, best = square, score
+        n += 1
+        mask ^= low
+    chosen = [p - t / n for p, t in zip(played, total, strict=True)]
+    held = [a - b for a, b in zip(class_counts(state.me), class_counts(state.opp), strict=True)]
+    discs = (state.black | state.white).bit_count()
+    stage = sum(discs >= limit for limit in STAGE_DISCS)
+    stages = [0.0] * (N_STAGES * N_CLASSES)
+    stages[stage * N_CLASSES : (stage + 1) * N_CLASSES] = [float(h) for h in held]
+    return [*chosen, float(best_move == move), *stages]
+
+
+def game_regression_data(
+    states: list[GameState], moves: list[Move], seat: int, result: float, grid: Grid
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every move of a game (both sides, passes left out) as a row of `move_features` on
+    `grid`, and its target: the game result for the side that moved (win +1, draw 0, loss -1)."""
+    rows: list[list[float]] = []
+    targets: list[float] = []
+    seat_target = 2.0 * result - 1.0
+    for state, move in zip(states, moves, strict=True):
+        if move == PASS:
+            continue
+        if not isinstance(state, OthelloState):
+            raise TypeError("the weight-grid strategy plays Othello only")
+        rows.append(move_features(state, move, grid))
+        targets.append(seat_target if state.side == seat else -seat_target)
+    x = np.array(rows, dtype=np.float64).reshape(len(rows), N_FEATURES)
+    return x, np.array(targets, dtype=np.float64)
+
+
+class RegressionSums:
+    """The least-squares sums of `rule=regression`: `xtx` = I + sum of x x^T, `xty` = sum of
+    x y over every move learned so far (the identity is a small ridge prior, so the fit exists
+    from the first game). Stored as one memory row: 5112 little-endian float64, `xtx` row by
+    row then `xty`."""
+
+    SIZE = N_FEATURES * N_FEATURES + N_FEATURES
+
+    def __init__(self, xtx: npt.NDArray[np.float64], xty: npt.NDArray[np.float64]) -> None:
+        self.xtx = xtx
+        self.xty = xty
+
+    @classmethod
+    def decode(cls, raw: bytes | None) -> RegressionSums:
+        """The sums of a memory row (the prior alone for None)."""
+        if raw is None:
+            return cls(np.eye(N_FEATURES), np.zeros(N_FEATURES))
+        flat = np.frombuffer(raw, dtype="<f8").astype(np.float64)
+        if flat.shape[0] != cls.SIZE:
+            raise ValueError(f"regression sums hold {cls.SIZE} float64, got {len(raw)} bytes")
+        n2 = N_FEATURES * N_FEATURES
+        return cls(flat[:n2].reshape(N_FEATURES, N_FEATURES).copy(), flat[n2:].copy())
+
+    def encode(self) -> bytes:
+        flat = np.concatenate([self.xtx.reshape(-1), self.xty]).astype("<f8")
+        if not np.isfinite(flat).all():
+            raise ValueError("regression sums must be finite")
+        return flat.tobytes()
+
+    def add(self, x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> None:
+        self.xtx += x.T @ x
+        self.xty += x.T @ y
+
+    def grid(self) -> Grid:
+        """The capture grid: each square gets the fitted weight of flipping a disc of its class
+        (the held-square weights are only there to take the position's merit out of the fit)."""
+        coef = np.linalg.solve(self.xtx, self.xty)
+        return np.array([coef[c] for c in SQUARE_CLASS], dtype=np.float64).reshape(8, 8)
+
+
 def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
     """Sum of the grid weights of the discs `move` would flip (0 for PASS)."""
-    flipped = state.flips(move)
-    flat = grid.reshape(64)
-    total = 0.0
-    while flipped:
-        low = flipped & -flipped
-        total += float(flat[low.bit_length() - 1])
-        flipped ^= low
-    return total
+    return grid_sum(state.flips(move), grid.reshape(64))
 
 
 def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
@@ -177,6 +330,12 @@ def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
 PARAMS = (
     number("capture_share", 0, 1, "the share of moves played by the grid (else greedy)"),
     choice("grid", GRIDS, "the fixed positional grid, or the grid learned from games"),
+    choice(
+        "rule",
+        RULES,
+        "how the learned grid learns: seed (+1 on the squares the winner ends with, -1 on the "
+        "loser's) or regression (from every move of its games, which discs are worth flipping)",
+    ),
     MEMORY,
 )
 
@@ -189,14 +348,19 @@ class WeightGridAgent(LearningAgent):
     learn_whole_game = True
 
     def __init__(
-        self, capture_share: float = 0.2, grid: str | None = None, memory: str | None = None
+        self,
+        capture_share: float = 0.2,
+        grid: str | None = None,
+        memory: str | None = None,
+        rule: str = "seed",
     ) -> None:
         if grid is None:
             grid = "learned" if memory is not None else "default"
-        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid)
+        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid, rule=rule)
         if memory is not None:
             check_params(PARAMS, "weightgrid", memory=memory)
         self.capture_share = capture_share
+        self.rule = rule
         self.grid_name = grid
         self.memory_name = memory or "default"
         self.learned = grid == "learned"
@@ -221,10 +385,15 @@ class WeightGridAgent(LearningAgent):
             self.grid, self._raw = decode_grid(raw), raw
 
     def learn_keys(self, states: list[GameState], moves: list[Move], seat: int) -> list[bytes]:
-        return [GRID_KEY] if self.learned else []
+        if not self.learned:
+            return []
+        return [GRID_KEY, SUMS_KEY] if self.rule == "regression" else [GRID_KEY]
 
     def memory_format(self, start: GameState) -> str:
-        return "key b'grid': 64 x float64 (<f8), a1..h8"
+        grid = "key b'grid': 64 x float64 (<f8), a1..h8"
+        if self.rule == "regression":
+            return grid + "; key b'regression': 5112 x float64 (<f8), least-squares sums"
+        return grid
 
     def shown_keys(self) -> list[bytes]:
         return [GRID_KEY]
@@ -242,9 +411,15 @@ class WeightGridAgent(LearningAgent):
         result: float,
         rows: Mapping[bytes, bytes],
     ) -> dict[bytes, bytes]:
-        """The grid after the update from the final position (nothing for a fixed grid)."""
+        """The grid after the update from this game (nothing for a fixed grid). `rule=seed`:
+        from the final position; `rule=regression`: from every move (and the sums row)."""
         if not self.learned or not moves:
             return {}
+        if self.rule == "regression":
+            sums = RegressionSums.decode(rows.get(SUMS_KEY))
+            grid = decode_grid(rows.get(GRID_KEY))  # the grid the agent plays now
+            sums.add(*game_regression_data(states, moves, seat, result, grid))
+            return {GRID_KEY: encode_grid(sums.grid()), SUMS_KEY: sums.encode()}
         final = states[len(moves) - 1].play(moves[-1])
         if not isinstance(final, OthelloState):
             raise TypeError("the weight-grid strategy plays Othello only")
