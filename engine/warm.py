@@ -38,16 +38,8 @@ def warm_up() -> None:
             if nxt.is_over():
                 break
             later = nxt
-        # And an Othello endgame: the exact solver's kernels load now, not at the first
-        # position of 20 empties a bot meets.
-        end = later
-        while game == "othello" and end.ply < 46:
-            nxt = end.play(rng.choice(end.legal_moves()))
-            if nxt.is_over():
-                break
-            end = nxt
         for info in registry.agents_for(game):
             spec, _ = registry.resolve(info.name, game)
             agent = registry.build(spec, game)
-            for state in (start, later, end) if end is not later else (start, later):
+            for state in (start, later):
                 agent.choose(state, Budget(time=0.05, nodes=200, depth=2), rng)

@@ -29,9 +29,8 @@ LEVELS = [
           "(a beginner)"),
     Level(_OTH, "medium", _STANDARD, Budget(depth=2),
           "looks 2 moves ahead, valuing mobility, corners and stable discs (a casual player)"),
-    Level(_OTH, "hard", _STANDARD, Budget(depth=8, time=1.0),
-          "looks up to 8 moves ahead, valuing mobility, corners and stable discs, and plays "
-          "the end perfectly (a club player)"),
+    Level(_OTH, "hard", _STANDARD, Budget(depth=4, time=1.0),
+          "looks 4 moves ahead, valuing mobility, corners and stable discs (a club player)"),
     Level(_OTH, "expert", _PATTERNS, Budget(depth=8, time=1.0),
           "looks up to 8 moves ahead with an evaluation learned from thousands of games, and "
           "plays the end perfectly (a strong player)"),
