@@ -57,7 +57,7 @@ def test_values_match_pons_and_a_thrown_win_is_a_blunder() -> None:
         if bad is None or score <= 0:
             continue
         state = Connect4State.from_moves(moves)
-        a = analyse("connect4", [*moves, bad], budget=1)
+        a = analyse("connect4", [*moves, bad], budget=4)
         last = a.moves[-1]
         assert last.outcome_before == "win" == outcome(score)
         assert (last.verdict, last.outcome_after, last.exact) == ("blunder", "loss", True)
@@ -69,6 +69,8 @@ def test_values_match_pons_and_a_thrown_win_is_a_blunder() -> None:
         side = a.players[last.player]
         assert side.blunders >= 1 and side.accuracy is not None and side.accuracy < 1
         built += 1
+        if built == 3:  # enough: each takes its whole budget on the early positions
+            break
     assert built >= 3
 
 

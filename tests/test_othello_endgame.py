@@ -172,10 +172,10 @@ def test_stable_discs_never_flip() -> None:
 # -- the agents -------------------------------------------------------------------------------
 
 
-def test_the_agent_solves_twenty_empties_exactly_with_the_default_settings() -> None:
+def test_the_agent_solves_twenty_empties_exactly_when_set_to() -> None:
     rng = random.Random(31)
     s = random_state(rng, 20)
-    d = OthelloMinimax().choose(s, Budget(time=60.0), random.Random(0))
+    d = OthelloMinimax(endgame_empties=20).choose(s, Budget(time=60.0), random.Random(0))
     assert d.info["exact"] is True
     exact, _ = solve(s, OthelloSearch(tt_bits=10, eg_bits=20))
     assert d.score == exact
