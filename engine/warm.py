@@ -11,6 +11,7 @@ import random
 
 from engine.agents import registry
 from engine.agents.base import Budget
+from engine.agents.opponents import opponents
 from engine.games import GAMES, new_game
 
 
@@ -25,21 +26,23 @@ def warm_rules() -> None:
 
 
 def warm_up() -> None:
-    """Play one quick move with every registered agent in every game it plays."""
+    """Play quick moves with every registered agent and every opponent people can choose, in
+    every game, at the start, in the middle and near the end of a game (the endgame solvers
+    only run there): a kernel first met inside a move's job would be compiled under the job's
+    cap, and on a first run the worker would be killed before numba could cache it."""
     rng = random.Random(0)
     for game in GAMES:
         start = new_game(game)
         start.perft(2)  # type: ignore[attr-defined]
-        # A position past the opening too: the perfect agent reads the first moves from its
-        # book, so only a later one reaches its search kernels.
-        later = start
-        for _ in range(8):
-            nxt = later.play(rng.choice(later.legal_moves()))
-            if nxt.is_over():
-                break
-            later = nxt
-        for info in registry.agents_for(game):
-            spec, _ = registry.resolve(info.name, game)
+        states, state = [], start
+        while not state.is_over():
+            states.append(state)
+            state = state.play(rng.choice(state.legal_moves()))
+        # Past the opening too: the perfect agent reads the first moves from its book.
+        picks = [start, states[min(8, len(states) - 1)], states[-10]]
+        specs = [registry.resolve(info.name, game)[0] for info in registry.agents_for(game)]
+        specs += [o.spec for o in opponents(game)]
+        for spec in specs:
             agent = registry.build(spec, game)
-            for state in (start, later):
-                agent.choose(state, Budget(time=0.05, nodes=200, depth=2), rng)
+            for pick in picks:
+                agent.choose(pick, Budget(time=0.05, nodes=200, depth=2), rng)

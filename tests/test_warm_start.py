@@ -57,3 +57,54 @@ def test_the_first_request_after_a_start_does_not_freeze_the_loop() -> None:
     assert proc.returncode == 0, proc.stderr
     worst = float(proc.stdout.split()[-1])
     assert worst < 0.1, f"the event loop stalled {worst * 1000:.0f} ms on the first requests"
+
+
+EVERY_OPPONENT = """
+import random, sys
+import numba
+from engine.warm import warm_up
+from engine.agents import opponents, registry
+from engine.agents.base import Budget
+from engine.games import GAMES, new_game
+
+def compiled():
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("engine"):
+            for key, value in vars(mod).items():
+                if isinstance(value, numba.core.registry.CPUDispatcher):
+                    out[f"{name}.{key}"] = len(value.signatures)
+    return out
+
+warm_up()
+before = compiled()
+rng = random.Random(5)
+for game in GAMES:
+    states, state = [], new_game(game)
+    while not state.is_over():  # the opening, the middle and the very end of one game
+        states.append(state)
+        state = state.play(rng.choice(state.legal_moves()))
+    picks = [states[0], states[len(states) // 2], *states[-12:]]
+    specs = [o.spec for o in opponents.opponents(game)]
+    specs.append(registry.resolve("minimax:eval=patterns", game)[0] if game == "othello"
+                 else registry.resolve("perfect", game)[0])
+    for spec in specs:
+        agent = registry.build(spec, game)
+        for s in picks:
+            agent.choose(s, Budget(time=0.2), rng)
+new = {k: (before.get(k, 0), v) for k, v in compiled().items() if before.get(k, 0) != v}
+print(new)
+"""
+
+
+def test_no_opponent_compiles_a_kernel_after_the_warm_up() -> None:
+    """A kernel that a worker's warm-up does not reach is compiled inside a move's job; on a
+    first run that takes longer than the job's cap, so the worker is killed before numba can
+    cache it, and the level falls back to another agent on every move, forever (found with the
+    pattern expert: its read-only weights made the search a second compiled version)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", EVERY_OPPONENT], cwd=ROOT, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[-2] == "{}", proc.stdout[-2000:]

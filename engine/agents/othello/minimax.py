@@ -79,6 +79,9 @@ I32Array = npt.NDArray[np.int32]
 F32Array = npt.NDArray[np.float32]
 #: The weights argument of the search kernels when the standard evaluation is used.
 STANDARD = np.zeros((1, 1), dtype=np.float32)
+# Read-only like the pattern weights (`patterns.load`): numba types read-only arrays apart, so
+# both evaluations share one compiled search instead of compiling it twice.
+STANDARD.setflags(write=False)
 I64Array = npt.NDArray[np.int64]
 
 
