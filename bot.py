@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
 
     from cogs.client import BoardBot
     from db.instance import InstanceLock
+    from db.shards import Shards
     from lobby.core import Lobby, LobbyConfig
 
 log = logging.getLogger("boardbot")
@@ -90,6 +91,8 @@ class Config:
     owner_specs: bool = False
     home_guild: int | None = None
     admin_role: int | None = None
+    #: The shards this process runs (BOARDBOT_SHARD_COUNT, BOARDBOT_SHARDS); None: all guilds.
+    shards: Shards | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, dotenv: Path | None = None) -> Config:
@@ -123,8 +126,17 @@ class Config:
                 f"config error: BOARDBOT_LOG_LEVEL={level[:40]!r}: choose one of "
                 + ", ".join(LOG_LEVELS)
             )
+        from db.shards import parse_shards
+
+        try:
+            shards = parse_shards(
+                values.get("BOARDBOT_SHARD_COUNT") or "", values.get("BOARDBOT_SHARDS") or ""
+            )
+        except ValueError as exc:
+            raise ConfigError(f"config error: {exc}") from None
         return cls(
             token=values.get("DISCORD_TOKEN") or None,
+            shards=shards if shards.count > 1 else None,
             db_path=values.get("BOARDBOT_DB") or cls.db_path,
             sync_commands=_flag(values.get("BOARDBOT_SYNC")),
             owner_specs=_flag(values.get("BOARDBOT_OWNER_SPECS")),
@@ -190,10 +202,13 @@ async def build_lobby(
     from lobby.core import Lobby
     from lobby.pool import EnginePool
 
-    guard = InstanceLock(config.db_path)
+    guard = InstanceLock(config.db_path, config.shards)
     try:
         guard.acquire()
         store = await Store.open(config.db_path)
+        if config.shards is not None:
+            store.shards = config.shards
+            log.info("running %s", config.shards.label())
     except (StoreError, sqlite3.Error, OSError) as exc:
         guard.release()
         raise StartError(f"cannot use the database {config.db_path}: {exc}") from None
@@ -271,7 +286,7 @@ async def run_console(config: Config) -> int:
 async def run_discord(config: Config) -> int:
     import discord
 
-    from cogs.client import BoardBot
+    from cogs.client import BoardBot, ShardedBoardBot
 
     # discord.py warns about voice support at every start; this bot has no voice.
     logging.getLogger("discord.client").addFilter(
@@ -279,13 +294,17 @@ async def run_discord(config: Config) -> int:
     )
 
     lobby, guard = await build_lobby(config)
-    bot = BoardBot(
+    sharding: dict[str, Any] = {}
+    if config.shards is not None:  # this process's shards, on their own gateway connections
+        sharding = {"shard_count": config.shards.count, "shard_ids": sorted(config.shards.owned)}
+    bot = (ShardedBoardBot if sharding else BoardBot)(
         lobby,
         dev_guild=config.dev_guild,
         sync_commands=config.sync_commands,
         owner_specs=config.owner_specs,
         home_guild=config.home_guild,
         admin_role=config.admin_role,
+        **sharding,
     )
     stop = asyncio.Event()
 

@@ -33,11 +33,14 @@ class BoardBot(commands.Bot):
         owner_specs: bool = False,
         home_guild: int | None = None,
         admin_role: int | None = None,
+        **options: Any,
     ) -> None:
         # Slash commands and components need no privileged intents (no message content).
         intents = discord.Intents.none()
         intents.guilds = True
-        super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None)
+        super().__init__(
+            command_prefix=commands.when_mentioned, intents=intents, help_command=None, **options
+        )
         self.lobby = lobby
         self.dev_guild = dev_guild
         self.sync_commands = sync_commands
@@ -111,6 +114,12 @@ class BoardBot(commands.Bot):
     async def close(self) -> None:
         await self.editor.close()
         await super().close()
+
+
+class ShardedBoardBot(BoardBot, commands.AutoShardedBot):
+    """The bot over some of the bot's shards (`shard_count`, `shard_ids`), one gateway
+    connection each; for a bot in more guilds than one connection may serve. The lobby it is
+    given owns exactly those shards' guilds (bot.py sets it up)."""
 
 
 def command_payloads() -> list[dict[str, Any]]:

@@ -67,7 +67,8 @@ class Challenges(Connection):
     async def expire_challenges(self, now: float) -> list[Challenge]:
         """Mark every pending challenge whose time is up as expired; those challenges."""
         due = await self._fetchall(
-            "SELECT 1 FROM challenges WHERE status = 'pending' AND expires_at <= ? LIMIT 1",
+            "SELECT 1 FROM challenges WHERE status = 'pending' AND expires_at <= ?"
+            f" AND {self.shards.where()} LIMIT 1",
             (now,),
         )
         if not due:  # the clock asks every second: no write (and no fsync) for nothing
@@ -76,7 +77,8 @@ class Challenges(Connection):
             rows = await query(
                 conn,
                 "UPDATE challenges SET status = 'expired', answered_at = ?"
-                f" WHERE status = 'pending' AND expires_at <= ? RETURNING {CHALLENGE_COLS}",
+                f" WHERE status = 'pending' AND expires_at <= ? AND {self.shards.where()}"
+                f" RETURNING {CHALLENGE_COLS}",
                 (now, now),
             )
             return [decode_challenge(r) for r in rows]

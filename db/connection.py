@@ -22,6 +22,7 @@ import faults
 
 from .errors import StoreClosedError
 from .migrations import apply_migrations, rollback_quietly
+from .shards import Shards
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,14 @@ class Connection:
 
     Timestamps are ``time.time()`` floats (UTC epoch seconds) everywhere.
     The store never imports the engine: moves are opaque text, blobs opaque bytes.
+
+    ``shards``: the guilds this process owns when the bot runs as several shard processes on
+    one database (`db/shards.py`); the queries that find work for the clock and for a restart
+    (live matches, agent turns, expired turns and challenges, unshown ends) see only those.
+    Set it right after opening; everything by default.
     """
+
+    shards: Shards = Shards()
 
     def __init__(self, conn: aiosqlite.Connection, path: str, clock: Callable[[], float]) -> None:
         """Private: use :meth:`open`, which configures the connection and migrates."""

@@ -68,7 +68,7 @@ _NOT_SET_ASIDE = "id NOT IN (SELECT match_id FROM match_faults)"
 _EXPIRED = (
     "SELECT id FROM matches WHERE status = 'live' AND turn_deadline IS NOT NULL"
     f" AND turn_deadline < ? AND {_NOT_SET_ASIDE}"
-)
+)  # and this process's shards (`Connection.shards.where()`)
 
 
 class Store(Analyses, Challenges, AgentMemory, Connection):
@@ -247,7 +247,7 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
         match on its own, so one that fails cannot stop the others)."""
         rows = await self._fetchall(
             f"SELECT id FROM matches WHERE status = 'live' AND {_NOT_SET_ASIDE}"
-            " ORDER BY created_at, id"
+            f" AND {self.shards.where()} ORDER BY created_at, id"
         )
         return [int(r[0]) for r in rows]
 
@@ -256,7 +256,8 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
         (a person to move always has a deadline)."""
         rows = await self._fetchall(
             "SELECT id FROM matches WHERE status = 'live' AND kind <> 'pvp'"
-            f" AND turn_deadline IS NULL AND {_NOT_SET_ASIDE} ORDER BY id"
+            f" AND turn_deadline IS NULL AND {_NOT_SET_ASIDE} AND {self.shards.where()}"
+            " ORDER BY id"
         )
         return [int(r[0]) for r in rows]
 
@@ -272,7 +273,8 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
         the finish and the board edit), oldest first."""
         rows = await self._fetchall(
             "SELECT id FROM matches WHERE final_shown = 0 AND status <> 'live'"
-            f" AND message_id IS NOT NULL AND {_NOT_SET_ASIDE} ORDER BY id"
+            f" AND message_id IS NOT NULL AND {_NOT_SET_ASIDE} AND {self.shards.where()}"
+            " ORDER BY id"
         )
         return [int(r[0]) for r in rows]
 
@@ -518,7 +520,9 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
 
     async def expired_turn_ids(self, now: float) -> list[int]:
         """Ids of the matches of :meth:`expired_turns` (each is then read on its own)."""
-        rows = await self._fetchall(_EXPIRED + " ORDER BY turn_deadline, id", (now,))
+        rows = await self._fetchall(
+            f"{_EXPIRED} AND {self.shards.where()} ORDER BY turn_deadline, id", (now,)
+        )
         return [int(r[0]) for r in rows]
 
     async def count_rated_between(self, a: int, b: int, since: float) -> int:

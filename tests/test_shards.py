@@ -1,0 +1,224 @@
+"""Shard processes on one database: each owns its guilds' matches (resumes, clocks, agent
+turns), the guard refuses overlapping processes, and the settings are checked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bot
+from db.instance import AlreadyRunning, InstanceLock
+from db.shards import Shards, parse_shards
+from db.store import Store
+from lobby.core import Lobby, LobbyConfig
+from lobby.pool import EnginePool
+from lobby.records import Person, Where
+from tests.clock import Clock
+
+SNOWFLAKES = st.integers(min_value=0, max_value=2**63 - 1)
+
+
+def guild_on(shard: int, count: int, salt: int = 1) -> int:
+    """A guild id Discord sends to `shard` of `count`."""
+    return ((salt * count + shard) << 22) | 12345
+
+
+@given(
+    st.integers(1, 64).flatmap(
+        lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1), min_size=1))
+    )
+)
+def test_a_shard_set_reads_back_from_its_label(case: tuple[int, set[int]]) -> None:
+    count, owned = case
+    shards = Shards(count, frozenset(owned))
+    text = "" if count == 1 else shards.label().split(" ")[1]
+    assert parse_shards(str(count), text) == shards
+
+
+@given(st.text(max_size=12), st.text(max_size=20))
+def test_any_setting_text_is_a_shard_set_or_one_clear_error(count: str, owned: str) -> None:
+    try:
+        shards = parse_shards(count, owned)
+    except ValueError as exc:
+        assert str(exc).startswith("BOARDBOT_SHARD") and "\n" not in str(exc)
+    else:
+        assert shards.owned <= set(range(shards.count))
+
+
+def test_bad_shard_settings_stop_the_start_with_one_line(tmp_path: Path) -> None:
+    dotenv = tmp_path / ".env"
+    for env, words in (
+        ({"BOARDBOT_SHARDS": "0-1"}, "needs BOARDBOT_SHARD_COUNT"),
+        ({"BOARDBOT_SHARD_COUNT": "four"}, "is not a whole number"),
+        ({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "2-4"}, "from 0 to 3"),
+        ({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "3-1"}, "from 0 to 3"),
+    ):
+        with pytest.raises(bot.ConfigError, match=words):
+            bot.Config.from_env(env, dotenv)
+    config = bot.Config.from_env({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "0,2"}, dotenv)
+    assert config.shards == Shards(4, frozenset({0, 2}))
+    assert bot.Config.from_env({}, dotenv).shards is None
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.one_of(st.none(), SNOWFLAKES), min_size=1, max_size=12), st.integers(2, 16))
+async def test_the_store_finds_exactly_the_guilds_discord_sends_to_a_shard(
+    tmp_path_factory: pytest.TempPathFactory, guilds: list[int | None], count: int
+) -> None:
+    path = tmp_path_factory.mktemp("s") / "s.db"
+    async with Store.open(path) as store:
+        a = await store.get_or_create_user(1, "a")
+        b = await store.get_or_create_user(2, "b")
+        ids = {}
+        for g in guilds:
+            m = await store.create_match("connect4", "pvp", a.id, b.id, guild_id=g)
+            ids[m.id] = g
+        for shard in range(count):
+            store.shards = Shards(count, frozenset({shard}))
+            # Discord's rule (discord.Guild.shard_id), direct messages on shard 0.
+            want = [m for m, g in ids.items() if (0 if g is None else (g >> 22) % count) == shard]
+            assert await store.live_match_ids() == want
+
+
+def test_the_guard_allows_disjoint_shard_sets_and_refuses_overlaps(tmp_path: Path) -> None:
+    db = tmp_path / "bot.db"
+    low = InstanceLock(db, Shards(4, frozenset({0, 1})))
+    high = InstanceLock(db, Shards(4, frozenset({2, 3})))
+    low.acquire()
+    high.acquire()
+    for shards, words in (
+        (Shards(4, frozenset({1, 2})), "runs shard 1"),
+        (None, "already using"),
+        (Shards(8, frozenset({7})), "as 4 shards, this one as 8"),
+    ):
+        with pytest.raises(AlreadyRunning, match=words):
+            InstanceLock(db, shards).acquire()
+    low.release()
+    high.release()
+    # All released: one process for everything may start again.
+    with InstanceLock(db), pytest.raises(AlreadyRunning, match="runs every guild"):
+        InstanceLock(db, Shards(4, frozenset({0}))).acquire()
+    with InstanceLock(db, Shards(8, frozenset({7}))):  # a new layout once the old one is gone
+        pass
+
+
+async def _no_sleep(_: float) -> None:
+    await asyncio.sleep(0)
+
+
+@pytest.fixture
+async def two_pools() -> AsyncIterator[tuple[EnginePool, EnginePool]]:
+    pools = (EnginePool(workers=0), EnginePool(workers=0))
+    for p in pools:
+        await p.start()
+    yield pools
+    for p in pools:
+        await p.close()
+
+
+async def _lobby(path: Path, shard: int, pool: EnginePool, clock: Clock) -> Lobby:
+    store = await Store.open(path, clock=clock)
+    store.shards = Shards(2, frozenset({shard}))
+    config = LobbyConfig(seed=3, challenge_cooldown=0, turn_seconds=60, resume_grace=30)
+    return Lobby(store, pool, config, clock=clock, sleep=_no_sleep)
+
+
+async def _close(*lobbies: Lobby) -> None:
+    for lobby in lobbies:
+        await lobby.close()
+        await lobby.store.close()
+
+
+async def test_two_shard_lobbies_on_one_database_touch_only_their_own_matches(
+    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+) -> None:
+    path = tmp_path / "shared.db"
+    lobbies = [await _lobby(path, s, two_pools[s], clock) for s in (0, 1)]
+    mine: dict[int, list[int]] = {0: [], 1: []}
+    people = [Person("user", n, f"p{n}") for n in range(1, 9)]
+    for shard in (0, 1):
+        lobby = lobbies[shard]
+        for k in range(2):
+            where = Where(guild_on(shard, 2, salt=k + 1), 77, 1000 + 10 * shard + k)
+            snap = await lobby.start_pvp(
+                people[4 * shard + 2 * k], people[4 * shard + 2 * k + 1], "connect4", where
+            )
+            mine[shard].append(snap.match.id)
+    dm = await lobbies[0].start_pvp(people[0], people[7], "othello")  # no guild: shard 0's
+    mine[0].append(dm.match.id)
+    await _close(*lobbies)
+
+    # A restart of both: each takes up only its own matches.
+    lobbies = [await _lobby(path, s, two_pools[s], clock) for s in (0, 1)]
+    for shard in (0, 1):
+        resumed = await lobbies[shard].resume()
+        assert sorted(s.match.id for s in resumed) == sorted(mine[shard])
+
+    # Every clock runs out; shard 0's clock ends only shard 0's matches.
+    clock.now += 3600
+    ended = await lobbies[0].expire_turns()
+    assert sorted(s.match.id for s in ended) == sorted(mine[0])
+    for match_id in mine[1]:
+        assert (await lobbies[1].snapshot(match_id)).live
+    ended = await lobbies[1].expire_turns()
+    assert sorted(s.match.id for s in ended) == sorted(mine[1])
+    await _close(*lobbies)
+
+
+async def test_an_agent_turn_runs_only_in_the_process_that_owns_its_guild(
+    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+) -> None:
+    path = tmp_path / "shared.db"
+    idle = EnginePool(workers=0)  # never started: the bot's first move waits, as if killed
+    owner = await _lobby(path, 1, idle, clock)
+    where = Where(guild_on(1, 2), 77, 5000)
+    snap = await owner.start_pve(Person("user", 9, "p9"), "connect4", "easy", "bot", where)
+    match_id = snap.match.id
+    await _close(owner)
+    await idle.close()
+
+    other = await _lobby(path, 0, two_pools[0], clock)
+    assert await other.resume() == []
+    await other.tick()
+    await asyncio.sleep(0.3)
+    assert (await other.snapshot(match_id)).match.ply == 0  # not its guild: untouched
+    owner = await _lobby(path, 1, two_pools[1], clock)
+    await owner.resume()
+    for _ in range(100):
+        if (await owner.snapshot(match_id)).match.ply == 1:
+            break
+        await asyncio.sleep(0.05)
+    assert (await owner.snapshot(match_id)).match.ply == 1  # its owner plays the bot's move
+    await _close(other, owner)
+
+
+async def test_a_sharded_bot_answers_through_discord_dispatch(
+    tmp_path: Path, pool: EnginePool, clock: Clock
+) -> None:
+    from cogs.client import ShardedBoardBot
+    from tests.harness import DEFAULT_GUILD_ID, Harness, user
+
+    store = await Store.open(tmp_path / "bot.db", clock=clock)
+    shards = Shards(4, frozenset({(DEFAULT_GUILD_ID >> 22) % 4}))
+    store.shards = shards
+    lobby = Lobby(store, pool, LobbyConfig(seed=7), clock=clock, sleep=_no_sleep)
+    sharded = ShardedBoardBot(lobby, run_clock=False, shard_count=4, shard_ids=sorted(shards.owned))
+    assert sharded.shard_count == 4 and sharded.shard_ids == sorted(shards.owned)
+    sharded.editor.play_interval = sharded.editor.spectate_interval = 0.0
+    async with await Harness.create(sharded) as h:
+        await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=user(101, "alice"))
+        board = h.last_message(ephemeral=False)
+        assert any(
+            b.get("custom_id", "").startswith("c4:")
+            for row in board["components"]
+            for b in row["components"]
+        )
+    await lobby.close()
+    await store.close()
