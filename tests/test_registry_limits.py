@@ -220,7 +220,7 @@ def test_a_user_budget_merges_with_the_default() -> None:
     spec, budget = registry.resolve("hard:time=0.5", "connect4")
     assert spec == AgentSpec("minimax", {"eval": "checkers"})
     assert budget == Budget(time=0.5, depth=8)
-    assert registry.resolve("hard:time=0.5", "othello")[1] == Budget(time=0.5, depth=4)
+    assert registry.resolve("hard:time=0.5", "othello")[1] == Budget(time=0.5, depth=8)
     assert registry.resolve("mcts:time=0.2", "othello")[1] == Budget(time=0.2, nodes=10_000)
     assert registry.resolve("expert:time=0.3", "connect4")[1] == Budget(time=0.3)
 

@@ -11,6 +11,7 @@ from engine.agents.base import AgentSpec, Budget, Level
 _C4, _OTH = "connect4", "othello"
 _CHECKERS = AgentSpec("minimax", {"eval": "checkers"})
 _STANDARD = AgentSpec("minimax", {"eval": "standard"})
+_PATTERNS = AgentSpec("minimax", {"eval": "patterns"})
 
 LEVELS = [
     Level(_C4, "easy", AgentSpec("onestep"), Budget(),
@@ -28,8 +29,10 @@ LEVELS = [
           "(a beginner)"),
     Level(_OTH, "medium", _STANDARD, Budget(depth=2),
           "looks 2 moves ahead, valuing mobility, corners and stable discs (a casual player)"),
-    Level(_OTH, "hard", _STANDARD, Budget(depth=4, time=1.0),
-          "looks 4 moves ahead, valuing mobility, corners and stable discs (a club player)"),
-    Level(_OTH, "expert", _STANDARD, Budget(depth=8, time=1.0),
-          "looks up to 8 moves ahead and plays the last 14 moves perfectly (a strong player)"),
+    Level(_OTH, "hard", _STANDARD, Budget(depth=8, time=1.0),
+          "looks up to 8 moves ahead, valuing mobility, corners and stable discs, and plays "
+          "the last 14 moves perfectly (a club player)"),
+    Level(_OTH, "expert", _PATTERNS, Budget(depth=8, time=1.0),
+          "looks up to 8 moves ahead with an evaluation learned from thousands of games, and "
+          "plays the last 14 moves perfectly (a strong player)"),
 ]  # fmt: skip
