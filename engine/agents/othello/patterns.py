@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.othello.evals import EVAL_BOUND
-from engine.games.bits import kernel, popcount
+from engine.games.bits import inline_kernel, kernel, popcnt, popcount
 from engine.games.othkernels import legal_mask
 
 DATA = Path(__file__).parent.parent / "data" / "othello_patterns.npz"
@@ -150,21 +150,156 @@ def features(
     return popcount(legal_mask(me, opp)) - popcount(legal_mask(opp, me))
 
 
+# -- the fast evaluation ------------------------------------------------------------------------
+# An instance's table index is sum(3**place * (1 for mine, 2 for theirs)) over its squares. Its
+# squares lie on one to three lines of the board (rows, files or one diagonal); each such line
+# is read as a byte of `me` and a byte of `opp` by one formula, (((board >> shift) & mask) * mul)
+# >> 56:
+#   a row:       shift 8 * rank, mask 0xFF, mul 2**56 (the row byte moved to the top);
+#   a file:      shift file, mask one bit a rank, mul 0x8040201008040201 (rank r to bit 7 - r);
+#   a diagonal:  shift 0, mask its squares, mul 0x0101010101010101 (each square to its file's
+#                bit; a diagonal has one square a file, so the partial products never carry).
+# A 256-entry table per (instance, line) part then gives that part's share of the index for a
+# byte of mine; theirs count twice. The 66 parts need only 24 different tables (mirror images
+# read alike), 12 kB that stay in the first-level cache. Everything is built and checked below.
+
+_ROW_MUL = 1 << 56
+_FILE_MASK = 0x0101010101010101
+_FILE_MUL = 0x8040201008040201
+_DIAG_MUL = 0x0101010101010101
+_M64 = (1 << 64) - 1
+
+
+def _extract(board: int, shift: int, mask: int, mul: int) -> int:
+    """The kernel's line read, in Python: the byte a board gives for one line."""
+    return ((((board >> shift) & mask) * mul) & _M64) >> 56
+
+
+def _lines(squares: tuple[int, ...]) -> list[tuple[tuple[int, int, int], list[int]]]:
+    """An instance's squares split into lines: [((shift, mask, mul), its squares on the line)].
+    One diagonal if they all lie on one, else by ranks or by files, whichever needs fewer."""
+    files = {sq % 8 for sq in squares}
+    ranks = {sq // 8 for sq in squares}
+    if len(squares) > 1 and len(files) == len(ranks) == len(squares):
+        diag = {sq % 8 - sq // 8 for sq in squares}
+        anti = {sq % 8 + sq // 8 for sq in squares}
+        if len(diag) == 1 or len(anti) == 1:
+            return [((0, sum(1 << sq for sq in squares), _DIAG_MUL), list(squares))]
+    if len(ranks) <= len(files):
+        return [
+            ((8 * r, 0xFF, _ROW_MUL), [sq for sq in squares if sq // 8 == r]) for r in sorted(ranks)
+        ]
+    return [
+        ((f, _FILE_MASK, _FILE_MUL), [sq for sq in squares if sq % 8 == f]) for f in sorted(files)
+    ]
+
+
+def _part_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint16], list[int]]:
+    """The parts of every instance in instance order, (shift, mask, mul, table) each; the
+    tables (byte -> share of the index); the number of parts of each instance."""
+    parts: list[tuple[int, int, int, int]] = []
+    tables: list[list[int]] = []
+    counts: list[int] = []
+    for _name, squares in INSTANCES:
+        place = {sq: 3 ** (len(squares) - 1 - k) for k, sq in enumerate(squares)}
+        lines = _lines(squares)
+        for read, on_line in lines:
+            # Which bit of the byte each square of the line lands on: one bit each, all
+            # different, and additive (no carries) over the whole line.
+            bit_of = {sq: _extract(1 << sq, *read) for sq in on_line}
+            assert all(b and b & (b - 1) == 0 for b in bit_of.values())
+            assert len(set(bit_of.values())) == len(on_line)
+            assert _extract(sum(1 << sq for sq in on_line), *read) == sum(bit_of.values())
+            table = [sum(place[sq] for sq in on_line if byte & bit_of[sq]) for byte in range(256)]
+            if table not in tables:
+                tables.append(table)
+            parts.append((*read, tables.index(table)))
+        counts.append(len(lines))
+    return np.array(parts, dtype=np.uint64), np.array(tables, dtype=np.uint16), counts
+
+
+#: PART[j] = (shift, mask, mul, table) of part j, the parts in instance order; PART_TABLE[t,
+#: byte] a part's share of its instance's index for a byte of mine (twice it for theirs).
+PART, PART_TABLE, _COUNTS = _part_tables()
+# The kernel's loops rely on the order of INSTANCES: the corner 3x3 instances (three rows each)
+# come first, then the 2x5 corners and the edges (two lines each), then one line each.
+_BY3 = _COUNTS.count(3)
+_BY2 = _COUNTS.count(2)
+_BY1 = len(INSTANCES) - _BY3 - _BY2
+assert [3] * _BY3 + [2] * _BY2 + [1] * _BY1 == _COUNTS
+_TOP = np.uint64(56)
+_INNER = np.uint64(0x7E7E7E7E7E7E7E7E)  # files b..g: flanked discs on a row or diagonal
+
+
+@inline_kernel
+def _reach(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
+    """Squares one step past a run of `mask` discs next to `me`, both ways along one axis. The
+    run is filled in doubling steps (1, 1, 2, 2 squares: six at most, the longest run)."""
+    up = mask & (me << s)
+    up |= mask & (up << s)
+    pairs = mask & (mask << s)
+    up |= pairs & (up << s2)
+    up |= pairs & (up << s2)
+    down = mask & (me >> s)
+    down |= mask & (down >> s)
+    pairs = mask & (mask >> s)
+    down |= pairs & (down >> s2)
+    down |= pairs & (down >> s2)
+    return (up << s) | (down >> s)
+
+
+@inline_kernel
+def mobility(me: np.uint64, opp: np.uint64) -> int:
+    """The number of legal moves of `me` (as popcount(othkernels.legal_mask), fewer steps)."""
+    inner = opp & _INNER
+    m = _reach(me, inner, np.uint64(1), np.uint64(2))
+    m |= _reach(me, opp, np.uint64(8), np.uint64(16))
+    m |= _reach(me, inner, np.uint64(7), np.uint64(14))
+    m |= _reach(me, inner, np.uint64(9), np.uint64(18))
+    return popcnt(m & ~(me | opp))
+
+
+@inline_kernel
+def _share(me: np.uint64, opp: np.uint64, part: npt.NDArray[np.uint64], j: int,
+    table: npt.NDArray[np.uint16]) -> int:  # fmt: skip
+    """Part j's share of its instance's table index."""
+    s, mask, mul, t = part[j, 0], part[j, 1], part[j, 2], part[j, 3]
+    mine: int = table[t, (((me >> s) & mask) * mul) >> _TOP]
+    theirs: int = table[t, (((opp >> s) & mask) * mul) >> _TOP]
+    return mine + 2 * theirs
+
+
 @kernel
 def evaluate_patterns(
-    me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32], sq: npt.NDArray[np.int64],
-    ln: npt.NDArray[np.int64], off: npt.NDArray[np.int64],
+    me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32], part: npt.NDArray[np.uint64],
+    table: npt.NDArray[np.uint16], off: npt.NDArray[np.int64],
 ) -> int:  # fmt: skip
-    """The fitted value for the side to move, in hundredths of a disc."""
+    """The fitted value for the side to move, in hundredths of a disc.
+
+    The weights are summed in instance order, in float64, as the straightforward reading of
+    the squares did: reordering float additions could change a rounding, and the value must
+    stay the one the weights were fitted and measured with.
+    """
     p = phase_of(me, opp)
     total = 0.0
-    for i in range(sq.shape[0]):
-        idx = 0
-        for k in range(ln[i]):
-            bit = np.uint64(1) << np.uint64(sq[i, k])
-            idx = idx * 3 + (1 if me & bit else 2 if opp & bit else 0)
-        total += w[p, off[i] + idx]
-    mob = popcount(legal_mask(me, opp)) - popcount(legal_mask(opp, me))
+    j = 0
+    # Three loops with a fixed number of parts an instance, which numba unrolls.
+    for i in range(_BY3):
+        idx = off[i]
+        for _ in range(3):
+            idx += _share(me, opp, part, j, table)
+            j += 1
+        total += w[p, idx]
+    for i in range(_BY3, _BY3 + _BY2):
+        idx = off[i]
+        for _ in range(2):
+            idx += _share(me, opp, part, j, table)
+            j += 1
+        total += w[p, idx]
+    for i in range(_BY3 + _BY2, off.shape[0]):
+        total += w[p, off[i] + _share(me, opp, part, j, table)]
+        j += 1
+    mob = mobility(me, opp) - mobility(opp, me)
     total += w[p, TABLE] * mob + w[p, TABLE + 1]
     score: int = round(100.0 * total)
     return min(max(score, -EVAL_BOUND), EVAL_BOUND)  # far below a proven result
@@ -173,7 +308,7 @@ def evaluate_patterns(
 @kernel
 def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> int:
     """`evaluate_patterns` over this module's pattern tables (for the search kernels)."""
-    return evaluate_patterns(me, opp, w, INST_SQ, INST_LEN, INST_OFF)
+    return evaluate_patterns(me, opp, w, PART, PART_TABLE, INST_OFF)
 
 
 @lru_cache(maxsize=2)
@@ -193,6 +328,4 @@ def load(path: Path = DATA) -> npt.NDArray[np.float32]:
 def evaluate(me: int, opp: int, w: npt.NDArray[np.float32] | None = None) -> int:
     """Python entry point: the pattern value of a position (hundredths of a disc)."""
     weights = load() if w is None else w
-    return int(
-        evaluate_patterns(np.uint64(me), np.uint64(opp), weights, INST_SQ, INST_LEN, INST_OFF)
-    )
+    return int(pattern_value(np.uint64(me), np.uint64(opp), weights))
