@@ -15,10 +15,15 @@ minimum and the median over `--repeat` runs; nodes/s is nodes over the minimum.
 A node is one call of the search kernel `_negamax` (`minimax.py`: stats[_NODES] += 1 on entry):
 every interior position, every horizon leaf (where the evaluation runs) and every finished game
 reached, counting the re-searches of the principal variation search again; a transposition
-table hit still counts the call that found it.
+table hit still counts the call that found it. "evaluated" is how many of them were horizon
+leaves that the evaluation scored (stats[_LEAVES]: finished games are not evaluated).
 
 Kernel: evaluation calls/s of `evals.evaluate` and of `patterns.pattern_value` alone, a numba
-loop over positions taken from seeded random games (4-60 discs played), no search around them.
+loop over positions with no search around them: "tree", every position 3 plies below the
+midgame positions in depth-first order (neighbours alike, as a search's leaves are, so the
+pattern weights they read are mostly in the cache); "mixed", positions from seeded random
+games at every stage (4-60 discs played: all ten phases' weights, 6.7 MB, in turn, so more
+cache misses).
 
 Endgame: `--endgame-positions` seeded random positions with 14, 15 and 16 empties, each solved
 exactly by `OthelloSearch.solve` (`endgame.py`) from an emptied table; nodes are the solver's
@@ -38,7 +43,7 @@ import numpy.typing as npt
 
 from engine.agents.othello import patterns
 from engine.agents.othello.evals import evaluate
-from engine.agents.othello.minimax import STANDARD, OthelloSearch
+from engine.agents.othello.minimax import _LEAVES, STANDARD, OthelloSearch
 from engine.agents.othello.patterns import pattern_value
 from engine.games.bits import kernel
 from engine.games.othello import OthelloState
@@ -101,19 +106,21 @@ def search_rate(
     assert search.weights.shape == weights.shape
     cpu: list[float] = []
     wall: list[float] = []
-    nodes = 0
+    nodes = leaves = 0
     for _ in range(repeat):
-        nodes = 0
+        nodes = leaves = 0
         c0, t0 = time.process_time(), time.perf_counter()
         for state in states:
             search.reset(None, None)
             search.negamax(state.me, state.opp, depth)
             nodes += search.nodes
+            leaves += int(search.stats[_LEAVES])
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - t0)
     best = min(cpu)
     print(
-        f"midgame eval={name:<9} depth {depth}: {nodes:>10} nodes  CPU min {best:6.3f} s "
+        f"midgame eval={name:<9} depth {depth}: {nodes:>9} nodes ({leaves} evaluated) "
+        f"CPU min {best:6.3f} s "
         f"median {statistics.median(cpu):6.3f} s (wall min {min(wall):6.3f} s)  "
         f"{nodes / best / 1e6:5.2f} M nodes/s",
         flush=True,
@@ -121,22 +128,44 @@ def search_rate(
     return nodes / best
 
 
-def kernel_rate(name: str, weights: F32Array, seed: int, repeat: int) -> float:
-    """Print and return evaluation calls/s of a bare kernel (CPU time, best repeat)."""
+def tree_positions(states: list[OthelloState], depth: int) -> list[tuple[int, int]]:
+    """Every position `depth` plies below each state (passes included), depth-first."""
+    out: list[tuple[int, int]] = []
+
+    def walk(state: OthelloState, d: int) -> None:
+        if d == 0 or state.is_over():
+            out.append((state.me, state.opp))
+            return
+        for move in state.legal_moves():
+            walk(state.play(move), d - 1)
+
+    for state in states:
+        walk(state, depth)
+    return out
+
+
+def mixed_positions(seed: int, count: int = 4000) -> list[tuple[int, int]]:
     rng = random.Random(seed + 1)
-    states = [s for s in (random_position(rng, rng.randrange(4, 61)) for _ in range(4000)) if s]
-    me = np.array([s.me for s in states], dtype=np.uint64)
-    opp = np.array([s.opp for s in states], dtype=np.uint64)
-    rounds = 100
+    states = (random_position(rng, rng.randrange(4, 61)) for _ in range(count))
+    return [(s.me, s.opp) for s in states if s is not None]
+
+
+def kernel_rate(
+    name: str, weights: F32Array, where: str, boards: list[tuple[int, int]], repeat: int
+) -> float:
+    """Print and return evaluation calls/s of a bare kernel (CPU time, best repeat)."""
+    me = np.array([m for m, _ in boards], dtype=np.uint64)
+    opp = np.array([o for _, o in boards], dtype=np.uint64)
+    rounds = max(1, 400_000 // len(boards))
     cpu = []
     for _ in range(repeat):
         c0 = time.process_time()
         _eval_loop(me, opp, weights, rounds)
         cpu.append(time.process_time() - c0)
-    calls = rounds * len(states)
+    calls = rounds * len(boards)
     best = min(cpu)
     print(
-        f"kernel  eval={name:<9} {calls:>10} calls  CPU min {best:6.3f} s "
+        f"kernel  eval={name:<9} {where:<6} {calls:>8} calls  CPU min {best:6.3f} s "
         f"median {statistics.median(cpu):6.3f} s  {calls / best / 1e6:5.2f} M calls/s "
         f"({best / calls * 1e9:.0f} ns a call)",
         flush=True,
@@ -201,8 +230,12 @@ def main() -> None:
     print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, cpus {os.cpu_count()}")
     states = positions(args.positions, args.plies, args.seed)
-    for name, w in (("standard", STANDARD), ("patterns", weights)):
-        kernel_rate(name, w, args.seed, args.repeat)
+    for where, boards in (
+        ("tree", tree_positions(states, 3)),
+        ("mixed", mixed_positions(args.seed)),
+    ):
+        for name, w in (("standard", STANDARD), ("patterns", weights)):
+            kernel_rate(name, w, where, boards, args.repeat)
     for name, w in (("standard", STANDARD), ("patterns", weights)):
         search_rate(name, w, states, args.depth, args.repeat)
     if not args.skip_endgame:

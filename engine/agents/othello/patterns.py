@@ -221,12 +221,25 @@ def _part_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint16], list
 #: PART[j] = (shift, mask, mul, table) of part j, the parts in instance order; PART_TABLE[t,
 #: byte] a part's share of its instance's index for a byte of mine (twice it for theirs).
 PART, PART_TABLE, _COUNTS = _part_tables()
-# The kernel's loops rely on the order of INSTANCES: the corner 3x3 instances (three rows each)
-# come first, then the 2x5 corners and the edges (two lines each), then one line each.
-_BY3 = _COUNTS.count(3)
-_BY2 = _COUNTS.count(2)
-_BY1 = len(INSTANCES) - _BY3 - _BY2
-assert [3] * _BY3 + [2] * _BY2 + [1] * _BY1 == _COUNTS
+
+
+def _groups() -> tuple[tuple[int, int, int, int], ...]:
+    """Per pattern (INSTANCES holds each pattern's instances together, in NAMES order): its
+    first instance, how many it has, the parts each has, and its first part."""
+    out = []
+    part = 0
+    for name in NAMES:
+        first = next(i for i, (n, _) in enumerate(INSTANCES) if n == name)
+        count = sum(1 for n, _ in INSTANCES if n == name)
+        assert all(n == name for n, _ in INSTANCES[first : first + count])
+        assert len(set(_COUNTS[first : first + count])) == 1
+        out.append((first, count, _COUNTS[first], part))
+        part += count * _COUNTS[first]
+    return tuple(out)
+
+
+GROUPS = _groups()
+assert len(GROUPS) == 11  # pattern_value sums one group a pattern, in this order
 _TOP = np.uint64(56)
 _INNER = np.uint64(0x7E7E7E7E7E7E7E7E)  # files b..g: flanked discs on a row or diagonal
 
@@ -260,55 +273,59 @@ def mobility(me: np.uint64, opp: np.uint64) -> int:
 
 
 @inline_kernel
-def _share(me: np.uint64, opp: np.uint64, part: npt.NDArray[np.uint64], j: int,
-    table: npt.NDArray[np.uint16]) -> int:  # fmt: skip
+def _share(me: np.uint64, opp: np.uint64, j: int) -> int:
     """Part j's share of its instance's table index."""
-    s, mask, mul, t = part[j, 0], part[j, 1], part[j, 2], part[j, 3]
-    mine: int = table[t, (((me >> s) & mask) * mul) >> _TOP]
-    theirs: int = table[t, (((opp >> s) & mask) * mul) >> _TOP]
+    s, mask, mul, t = PART[j, 0], PART[j, 1], PART[j, 2], PART[j, 3]
+    mine: int = PART_TABLE[t, (((me >> s) & mask) * mul) >> _TOP]
+    theirs: int = PART_TABLE[t, (((opp >> s) & mask) * mul) >> _TOP]
     return mine + 2 * theirs
 
 
+@inline_kernel
+def _add_group(
+    me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32], p: int, total: float,
+    group: tuple[int, int, int, int],
+) -> float:  # fmt: skip
+    """`total` plus the weights of one pattern's instances, in instance order."""
+    first, count, parts, j = group
+    for i in range(first, first + count):
+        idx = INST_OFF[i]
+        for _ in range(parts):
+            idx += _share(me, opp, j)
+            j += 1
+        total += w[p, idx]
+    return total
+
+
 @kernel
-def evaluate_patterns(
-    me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32], part: npt.NDArray[np.uint64],
-    table: npt.NDArray[np.uint16], off: npt.NDArray[np.int64],
-) -> int:  # fmt: skip
+def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> int:
     """The fitted value for the side to move, in hundredths of a disc.
 
     The weights are summed in instance order, in float64, as the straightforward reading of
     the squares did: reordering float additions could change a rounding, and the value must
     stay the one the weights were fitted and measured with.
+
+    One call a pattern, its group's numbers constants: numba inlines each call and LLVM then
+    unrolls its loops and folds PART and PART_TABLE's rows into the code (a single loop over
+    all 46 instances, reading the parts at run time, took twice as long).
     """
     p = phase_of(me, opp)
     total = 0.0
-    j = 0
-    # Three loops with a fixed number of parts an instance, which numba unrolls.
-    for i in range(_BY3):
-        idx = off[i]
-        for _ in range(3):
-            idx += _share(me, opp, part, j, table)
-            j += 1
-        total += w[p, idx]
-    for i in range(_BY3, _BY3 + _BY2):
-        idx = off[i]
-        for _ in range(2):
-            idx += _share(me, opp, part, j, table)
-            j += 1
-        total += w[p, idx]
-    for i in range(_BY3 + _BY2, off.shape[0]):
-        total += w[p, off[i] + _share(me, opp, part, j, table)]
-        j += 1
+    total = _add_group(me, opp, w, p, total, GROUPS[0])
+    total = _add_group(me, opp, w, p, total, GROUPS[1])
+    total = _add_group(me, opp, w, p, total, GROUPS[2])
+    total = _add_group(me, opp, w, p, total, GROUPS[3])
+    total = _add_group(me, opp, w, p, total, GROUPS[4])
+    total = _add_group(me, opp, w, p, total, GROUPS[5])
+    total = _add_group(me, opp, w, p, total, GROUPS[6])
+    total = _add_group(me, opp, w, p, total, GROUPS[7])
+    total = _add_group(me, opp, w, p, total, GROUPS[8])
+    total = _add_group(me, opp, w, p, total, GROUPS[9])
+    total = _add_group(me, opp, w, p, total, GROUPS[10])
     mob = mobility(me, opp) - mobility(opp, me)
     total += w[p, TABLE] * mob + w[p, TABLE + 1]
     score: int = round(100.0 * total)
     return min(max(score, -EVAL_BOUND), EVAL_BOUND)  # far below a proven result
-
-
-@kernel
-def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> int:
-    """`evaluate_patterns` over this module's pattern tables (for the search kernels)."""
-    return evaluate_patterns(me, opp, w, PART, PART_TABLE, INST_OFF)
 
 
 @lru_cache(maxsize=2)
