@@ -221,7 +221,7 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=7, help="midgame search depth")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each measurement")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--endgame-positions", type=int, default=3, help="per empties count")
+    parser.add_argument("--endgame-positions", type=int, default=5, help="per empties count")
     parser.add_argument("--skip-endgame", action="store_true")
     args = parser.parse_args()
     weights = patterns.load()

@@ -10,6 +10,12 @@ The patterns: the corner 3x3, the corner 2x5 (both ways), the edge with its two 
 rows 2-4, and the diagonals of 4-8 squares; each in all its positions on the board, the
 positions of one pattern sharing one table (so a position and its mirror images evaluate
 alike).
+
+The search's evaluation, `pattern_value`, reads each instance's table index from byte lookups
+(a row, file or diagonal of each board read as one byte; see "the fast evaluation" below): 3-5
+times faster than reading the squares one by one (`python -m benchmarks.bench_othello_nodes`),
+which `features` still does for the fit. tests/test_patterns.py checks the values against the
+square-by-square reading (tests/reference/othello_patterns_reference.py).
 """
 
 from __future__ import annotations
@@ -140,7 +146,8 @@ def features(
     me: np.uint64, opp: np.uint64, sq: npt.NDArray[np.int64], ln: npt.NDArray[np.int64],
     off: npt.NDArray[np.int64], out: npt.NDArray[np.int64],
 ) -> int:  # fmt: skip
-    """The table index of each instance into `out`; returns the mobility difference."""
+    """The table index of each instance into `out`; returns the mobility difference. Square by
+    square: the fit's reading (`pattern_fit.py`), not the search's."""
     for i in range(sq.shape[0]):
         idx = 0
         for k in range(ln[i]):
