@@ -1,5 +1,6 @@
-"""The Othello pattern evaluation: feature extraction against a slow reference, the same value
-for a position and its 8 mirror images, the weights file checked on loading, and the fit."""
+"""The Othello pattern evaluation: feature extraction and the fast evaluation kernel against slow
+references, the same value for a position and its 8 mirror images, the weights file checked on
+loading, and the fit."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import random
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
+from numba import njit
 
 from engine.agents.othello import pattern_fit as pf
 from engine.agents.othello import patterns as pt
 from engine.games import new_game
 from engine.games.othello import OthelloState
+from engine.games.othkernels import legal_mask
+from tests.reference.othello_patterns_reference import slow_values
 
 
 def random_positions(n: int, seed: int) -> list[OthelloState]:
@@ -55,6 +60,61 @@ def test_features_match_a_slow_reference() -> None:
             assert out[i] == offset + slow_index(state.me, state.opp, squares)
         theirs = OthelloState(state.black, state.white, 1 - state.side, state.ply)
         assert mob == bin(state.legal_mask()).count("1") - bin(theirs.legal_mask()).count("1")
+
+
+@njit(cache=False)  # numba's cache would not see a change in patterns.py
+def fast_values(
+    me: npt.NDArray[np.uint64], opp: npt.NDArray[np.uint64], w: npt.NDArray[np.float32]
+) -> npt.NDArray[np.int64]:
+    out = np.empty(me.shape[0], dtype=np.int64)
+    for i in range(me.shape[0]):
+        out[i] = pt.pattern_value(me[i], opp[i], w)
+    return out
+
+
+def boards_to_check() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """Positions from random games at every stage, boards of independently random squares
+    (any mix of discs, games or not), and near-empty and near-full boards; each in its 8
+    mirror images."""
+    pairs = [(s.me, s.opp) for s in random_positions(1500, 11)]
+    rng = np.random.default_rng(12)
+    for fill in (0.05, 0.3, 0.6, 0.9, 1.0):
+        for _ in range(300):
+            cells = rng.choice(3, size=64, p=[1 - fill, fill / 2, fill / 2])
+            pairs.append(
+                (
+                    sum(1 << sq for sq in range(64) if cells[sq] == 1),
+                    sum(1 << sq for sq in range(64) if cells[sq] == 2),
+                )
+            )
+    images = [(image(me, g), image(opp, g)) for me, opp in pairs for g in range(8)]
+    return (
+        np.array([m for m, _ in images], dtype=np.uint64),
+        np.array([o for _, o in images], dtype=np.uint64),
+    )
+
+
+def test_the_fast_evaluation_matches_the_straightforward_one() -> None:
+    """Equal values, with the shipped weights and with random ones (every table entry its own
+    value, so a square read into the wrong digit or a wrong phase changes the value; `wide`
+    spans nine decades, as a sum that rounds differently would need)."""
+    me, opp = boards_to_check()
+    rng = np.random.default_rng(4)
+    raw = rng.normal(0, 3, size=(pt.PHASES, pt.WEIGHTS)).astype(np.float32)
+    wide = (raw * 10.0 ** rng.integers(-6, 3, size=raw.shape)).astype(np.float32)
+    for w in (pt.load(), raw, wide):
+        fast, slow = fast_values(me, opp, w), slow_values(me, opp, w)
+        assert np.array_equal(fast, slow), np.flatnonzero(fast != slow)[:5]
+    assert len(set(fast_values(me, opp, raw).tolist())) > len(me) // 10  # no constant
+    state = random_positions(1, 13)[0]  # and the Python entry point
+    one = np.array([state.me], np.uint64), np.array([state.opp], np.uint64)
+    assert pt.evaluate(state.me, state.opp) == slow_values(*one, pt.load())[0]
+
+
+def test_mobility_counts_the_legal_moves() -> None:
+    me, opp = boards_to_check()
+    for m, o in zip(me[::7], opp[::7], strict=True):
+        assert pt.mobility(m, o) == bin(int(legal_mask(m, o))).count("1")
 
 
 def test_instances_cover_the_patterns_in_every_position() -> None:
