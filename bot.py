@@ -242,10 +242,12 @@ def on_signals(callback: Callable[[], object]) -> None:
 
 
 def _first_run() -> bool:
-    """Whether numba has compiled nothing here yet (engine.warm.first_run, without importing
-    the engine: the first screen must not wait for numba's import)."""
-    cache = Path(__file__).resolve().parent / "engine" / "games" / "__pycache__"
-    return not any(cache.glob("*.nbi"))
+    """Whether the engine will compile its kernels (nothing compiled here yet, or the source
+    changed since: engine/kernelcache.py), without importing numba: the first screen must not
+    wait for it."""
+    from engine.kernelcache import ENGINE, is_stale
+
+    return is_stale() or not any((ENGINE / "games" / "__pycache__").glob("*.nbi"))
 
 
 async def run_console(config: Config) -> int:

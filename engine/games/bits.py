@@ -7,8 +7,8 @@ run in a thread, as the lobby does for in-process moves and warm-ups, lets the e
 meanwhile; the cost is one GIL release per call from Python, nothing between kernels). The one
 exception is `now`, which reads the clock in Python and so holds the GIL.
 
-numba's cache does not notice when a kernel's callee in another file changes: after editing
-one of these, delete the `__pycache__/*.nbi` files (or change the callers' files too).
+numba's cache does not notice when a kernel's callee in another file changes, so importing this
+module first drops every cached kernel if any engine source changed (`engine/kernelcache.py`).
 
 Bitboards are np.uint64 everywhere: a Python int or an int64 would be typed signed by numba
 and mix badly with these constants (or silently promote to float64).
@@ -24,6 +24,10 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, objmode, types
 from numba.extending import intrinsic
+
+from engine.kernelcache import drop_stale_kernels
+
+drop_stale_kernels()  # before any kernel of this process runs (engine/kernelcache.py)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
