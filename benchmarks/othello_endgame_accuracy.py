@@ -19,6 +19,7 @@ import random
 import statistics
 import sys
 import time
+from types import SimpleNamespace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -53,11 +54,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--level", default="expert")
+    parser.add_argument(
+        "--level", default="expert", help="a level, or any agent spec (expert:depth=12)"
+    )
+    parser.add_argument(
+        "--endgame-empties", type=int, default=None, help="try the exact solve from this many"
+    )
     args = parser.parse_args()
 
-    level = registry.LEVELS["othello"][args.level]
+    spec, budget = registry.resolve(args.level, "othello")
+    level = SimpleNamespace(spec=spec, budget=budget)
     agent = registry.build(level.spec, "othello")
+    if args.endgame_empties is not None:
+        agent.endgame_empties = args.endgame_empties  # type: ignore[attr-defined]
     oracle = OthelloSearch(tt_bits=12, eg_bits=22)
     states = positions(args.n, args.seed)
     # warm up: load (or compile) every kernel outside the timed moves
