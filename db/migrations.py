@@ -224,6 +224,16 @@ CREATE TABLE rating_history (
 );
 """
 
+#: Leases on work that only one of several bot processes may do at a time (learning from
+#: matches and training: `db/leases.py`). Runtime state: a migration copy leaves them out.
+_V_LEASES = """
+CREATE TABLE leases (
+    name        TEXT    PRIMARY KEY,
+    holder      TEXT    NOT NULL,
+    expires_at  REAL    NOT NULL
+);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -232,6 +242,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (4, _V4),
     (5, _V_ANALYSES),
     (6, _V_RATING_HISTORY),
+    (7, _V_LEASES),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

@@ -22,6 +22,7 @@ from .errors import (
     StaleMoveError,
     StaleRatingError,
 )
+from .leases import Leases
 from .memory import AgentMemory
 from .models import (
     MATCH_KINDS,
@@ -71,7 +72,7 @@ _EXPIRED = (
 )  # and this process's shards (`Connection.shards.where()`)
 
 
-class Store(Analyses, Challenges, AgentMemory, Connection):
+class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
     """Async persistence for players, matches, moves, ratings, challenges, agent memory.
 
     Create with ``store = await Store.open(path)`` (close with

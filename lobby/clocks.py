@@ -68,6 +68,11 @@ class Clocks(Challenges):
                 await part()
             except TRANSIENT as exc:
                 log.warning("clock: %s postponed: %s", part.__name__.strip("_"), exc)
+        if self.store.shards.count > 1:
+            # Among shard processes one learns for all (the `learning` lease): the kick keeps
+            # its lease and applies what other processes' matches left in the outbox; in the
+            # others it finds the lease taken and stops, or takes it if its holder died.
+            self.learning.kick()
 
     async def _restart_turns(self) -> None:
         for match_id in await self.store.agent_turn_ids():

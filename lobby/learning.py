@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import secrets
+import socket
 import sqlite3
 import time
 from collections import deque
@@ -55,6 +58,10 @@ MAX_BATCH_GAMES = 2_000
 MAX_TRAIN_GAMES = 1_000_000
 MAX_AGENTS = 64  # local agent instances kept
 ROLLING_GAMES = 200  # the rolling win rate's window
+#: Among shard processes on one database, the one holding this lease learns and trains
+#: (db/leases.py); it is renewed when half of it is left.
+LEASE = "learning"
+LEASE_SECONDS = 30.0
 
 
 # ---------------------------------------------------------------------- the memory cache
@@ -98,6 +105,25 @@ class LearningHub:
         #: How many matches were learned from, and how many learning attempts failed.
         self.learned = 0
         self.failures = 0
+        #: This process among shard processes (the `learning` lease's holder name).
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self._lease_until = 0.0  # monotonic; the lease is not held after this
+
+    async def hold(self) -> bool:
+        """Whether this process may learn and train now: always when it is the only bot
+        process on its database; among shard processes only while it holds the `learning`
+        lease (taken or renewed here). A lease taken anew reloads the memory cache: another
+        process may have written meanwhile."""
+        if self.store.shards.count == 1:
+            return True
+        now = time.monotonic()
+        if now < self._lease_until - LEASE_SECONDS / 2:
+            return True
+        held = await self.store.take_lease(LEASE, self.holder, LEASE_SECONDS)
+        if held and now >= self._lease_until:
+            self.invalidate()
+        self._lease_until = now + LEASE_SECONDS if held else 0.0
+        return held
 
     # ------------------------------------------------------------------ agents
 
@@ -300,6 +326,14 @@ class LearningHub:
     async def _drain_outbox(self) -> None:
         while self._more:
             self._more = False
+            try:
+                if not await self.hold():
+                    return  # another shard process learns (its clock kicks it)
+            except sqlite3.OperationalError as exc:  # a busy or lost database: later
+                log.warning("cannot take the learning lease: %s", exc)
+                self._more = True
+                await asyncio.sleep(self.retry_seconds)
+                continue
             for item in await self.store.outbox_pending(LEARN):
                 if self._closing:
                     return
@@ -355,6 +389,10 @@ class LearningHub:
         if self._drainer is not None:
             self._drainer.cancel()
             await asyncio.gather(self._drainer, return_exceptions=True)
+        if self._lease_until:  # another shard process may take over at once
+            self._lease_until = 0.0
+            with contextlib.suppress(Exception):
+                await self.store.drop_lease(LEASE, self.holder)
 
     # ------------------------------------------------------------------ training
 
@@ -387,6 +425,11 @@ class LearningHub:
                 raise TrainingRefused("the opponent must not be another learning agent")
             opponent = None  # itself: that is self-play
         mid = (agent.memory_kind, agent.memory_name)
+        if self.store.shards.count > 1 and time.monotonic() >= self._lease_until:
+            raise TrainingRefused(
+                "learning and training run in another bot process (shard) right now: "
+                "try again in a minute"
+            )
         # One job at a time in all: a job takes a worker from everyone's moves.
         running = next((j for j in self.jobs.values() if not j.progress.finished), None)
         if running is not None:
@@ -435,6 +478,9 @@ class LearningHub:
         batch = min(10, p.total)  # a first small batch measures the speed
         try:
             while p.done < p.total and not job.cancelled:
+                if not await self.hold():  # renewed each batch; lost only if stalled 15 s
+                    p.error = "another bot process took over learning; the job stopped"
+                    break
                 batch = min(batch, p.total - p.done)
                 # The memory's lock is held for the whole batch: a match that finishes
                 # meanwhile learns after the batch is written, from the rows it wrote, so

@@ -222,3 +222,76 @@ async def test_a_sharded_bot_answers_through_discord_dispatch(
         )
     await lobby.close()
     await store.close()
+
+
+async def test_a_lease_has_one_holder_until_it_lapses_or_is_dropped(
+    tmp_path: Path, clock: Clock
+) -> None:
+    async with Store.open(tmp_path / "l.db", clock=clock) as store:
+        assert await store.take_lease("learning", "a", 30)
+        assert not await store.take_lease("learning", "b", 30)
+        clock.now += 20
+        assert await store.take_lease("learning", "a", 30)  # renewed: 30 s from now
+        clock.now += 20
+        assert not await store.take_lease("learning", "b", 30)
+        assert await store.lease_holder("learning") == "a"
+        clock.now += 11  # a stopped renewing (killed): the lease lapses
+        assert await store.lease_holder("learning") is None
+        assert await store.take_lease("learning", "b", 30)
+        await store.drop_lease("learning", "a")  # not a's any more: nothing happens
+        assert await store.lease_holder("learning") == "b"
+        await store.drop_lease("learning", "b")
+        assert await store.take_lease("learning", "a", 30)
+
+
+@pytest.mark.usefixtures("counting")
+async def test_one_shard_process_learns_and_trains_for_all(
+    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+) -> None:
+    from lobby.errors import BadRequest
+    from tests.counting import KIND
+
+    path = tmp_path / "shared.db"
+    lobbies = []
+    for shard in (0, 1):
+        store = await Store.open(path, clock=clock)
+        store.shards = Shards(2, frozenset({shard}))
+        config = LobbyConfig(seed=3, raw_specs=True, learn_any=True)
+        lobbies.append(Lobby(store, two_pools[shard], config, clock=clock, sleep=_no_sleep))
+    first, second = lobbies
+    await first.resume()  # its learning kick takes the lease
+    await first.learning.drain()
+    await second.resume()
+    await second.learning.drain()
+    for shard, lobby in enumerate(lobbies):
+        person = Person("user", 50 + shard, f"p{shard}")
+        where = Where(guild_on(shard, 2), 77, 7000 + shard)
+        snap = await lobby.start_pve(person, "connect4", KIND, "bot", where)
+        while snap.live:
+            snap = await lobby.advance(snap.id)
+            if snap.live:
+                snap = await lobby.play(snap.id, person, snap.state.legal_moves()[-1])
+        await lobby.learning.drain()
+    assert first.learning.learned == 1 and second.learning.learned == 0  # its row waits
+    assert len(await second.store.outbox_pending("learn")) == 1
+    with pytest.raises(BadRequest, match="another bot process"):
+        second.train("connect4", KIND, 10, seed=1)
+    await first.tick()  # the holder's clock applies what the other process left
+    await first.learning.drain()
+    assert first.learning.learned == 2 and second.learning.learned == 0
+    info = await first.store.memory_info(KIND, "default")
+    assert (
+        info is not None
+        and info.games_trained == 2
+        and not await first.store.outbox_pending("learn")
+    )
+    progress = await first.train("connect4", KIND, 10, seed=1).wait()
+    assert progress.done == 10 and progress.error is None
+    await _close(first)  # gives the lease up: the other process takes over at its next tick
+    await second.tick()
+    await second.learning.drain()
+    progress = await second.train("connect4", KIND, 10, seed=2).wait()
+    assert progress.done == 10 and progress.error is None
+    info = await second.store.memory_info(KIND, "default")
+    assert info is not None and info.games_trained == 22
+    await _close(second)
