@@ -6,7 +6,7 @@ on a first run)."""
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, AgentInfo, Budget, Limits, choice
+from engine.agents.base import Agent, AgentInfo, Budget, Limits, choice, integer
 from engine.agents.connect4 import evals as connect4_evals
 from engine.agents.othello.evals import EVALS as OTHELLO_EVALS
 from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
@@ -30,13 +30,15 @@ def _check_eval(game: str, eval: str) -> str:
     raise ValueError(f"minimax plays connect4 and othello, not {game!r}")
 
 
-def make_minimax(game: str = "connect4", eval: str = "") -> Agent:
-    """The `minimax` agent of `game` (C4Minimax or OthelloMinimax)."""
+def make_minimax(game: str = "connect4", eval: str = "", endgame_empties: int = -1) -> Agent:
+    """The `minimax` agent of `game` (C4Minimax or OthelloMinimax); `endgame_empties` (Othello;
+    -1: the default) is where the exact solve is tried from."""
     name = _check_eval(game, eval)
     if game == "othello":
-        from engine.agents.othello.minimax import OthelloMinimax
+        from engine.agents.othello.minimax import ENDGAME_EMPTIES, OthelloMinimax
 
-        return OthelloMinimax(eval=name)
+        empties = ENDGAME_EMPTIES if endgame_empties < 0 else endgame_empties
+        return OthelloMinimax(eval=name, endgame_empties=empties)
     from engine.agents.connect4.minimax import C4Minimax
 
     return C4Minimax(eval=name)
@@ -69,6 +71,17 @@ EVAL_PARAMS = (
     ),
 )
 
+#: Othello only: how soon the exact endgame solve is tried (within the move's time).
+ENDGAME_PARAMS = (
+    integer(
+        "endgame_empties",
+        0,
+        20,
+        "from how many empty squares it tries to play the rest perfectly (within its time)",
+        games=("othello",),
+    ),
+)
+
 #: A search deeper than the board has empty cells (Connect Four) or moves (Othello) is moot.
 _SEARCH_CEILING = Limits(time=None, nodes=None, depth=60)
 
@@ -80,7 +93,7 @@ AGENT_INFOS = [
         "every reply; the deeper, the stronger",
         make_minimax,
         budget=Budget(depth=DEFAULT_DEPTH),
-        params=EVAL_PARAMS,
+        params=EVAL_PARAMS + ENDGAME_PARAMS,
         ceiling=_SEARCH_CEILING,
     ),
     AgentInfo(
