@@ -1,0 +1,216 @@
+"""The PostgreSQL backend (``BOARDBOT_DATABASE_URL=postgresql://...``): a small asyncpg pool.
+
+Concurrency model (why it differs from SQLite's):
+
+* Several processes may write to one database, so no process-local lock guards it. Each
+  operation takes a pooled connection and runs in its own transaction (READ COMMITTED); a
+  transaction that reads a row to change it reads it with ``FOR NO KEY UPDATE``
+  (``Dialect.lock``), so "read, check, write" is atomic across processes: of two clicks on one
+  position the second waits for the first, then sees the new ply (``StaleMoveError``). Rating
+  updates lock the players' rows in id order first, so two finishes never deadlock.
+* Reads of several statements run in one read-only REPEATABLE READ transaction: one snapshot,
+  as under SQLite's lock.
+* A lock waited for longer than 5 s fails (``lock_timeout``), as SQLite's busy timeout does.
+* Every error from the server or the driver is re-raised as the ``sqlite3`` exception SQLite
+  would have raised (see ``db.backend``): a constraint is an ``IntegrityError``; busy, a lost
+  connection, a deadlock or a full disk is an ``OperationalError`` (the lobby retries those).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from .backend import POSTGRES_SCHEMES, Backend, Dialect, Params, Record
+from .errors import StoreClosedError
+from .pg_migrations import apply_pg_migrations, schema_version
+
+DIALECT = Dialect(
+    name="postgresql",
+    ids_from_json="SELECT jsonb_array_elements_text(?::jsonb)::bigint",
+    lock=" FOR NO KEY UPDATE",
+    greatest="GREATEST",
+    json_add=(
+        "jsonb_set({col}::jsonb, ARRAY[?::text],"
+        " to_jsonb(coalesce(({col}::jsonb -> ?::text)::numeric, 0) + ?::bigint))::text"
+    ),
+    json_path_equals="({col}::jsonb #> '{path}') = ?::jsonb",
+    json_path=("{", ",", "}"),
+)
+
+#: Connections per process: enough for a few operations at once (each is one short
+#: transaction); the server's default limit is 100.
+POOL_SIZE = 4
+CONNECT_SECONDS = 10.0
+SERVER_SETTINGS = {"lock_timeout": "5s", "application_name": "boardbot"}
+
+
+def redact(url: str) -> str:
+    """The URL without its password (for messages and logs)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("@")[-1]
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def check_url(url: str) -> str | None:
+    """Why ``url`` is not a usable PostgreSQL URL, or None."""
+    if not url.startswith(POSTGRES_SCHEMES):
+        return "expected a URL starting with postgresql://"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if not parts.hostname and "host=" not in parts.query:
+        return "the URL names no host (postgresql://user:password@host:port/database)"
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def placeholders(sql: str) -> str:
+    """``?`` placeholders as PostgreSQL's ``$1, $2, ...`` (not inside quotes)."""
+    out: list[str] = []
+    n = 0
+    for i, part in enumerate(re.split(r"('(?:[^']|'')*')", sql)):
+        if i % 2:  # a quoted literal: as is
+            out.append(part)
+            continue
+        pieces = part.split("?")
+        for piece in pieces[:-1]:
+            n += 1
+            out.append(f"{piece}${n}")
+        out.append(pieces[-1])
+    return "".join(out)
+
+
+def translate(exc: BaseException) -> BaseException | None:
+    """The ``sqlite3`` exception an error of the server, the driver or the network stands for
+    (None: not a database error, let it through)."""
+    if isinstance(exc, asyncpg.PostgresError):
+        state = str(getattr(exc, "sqlstate", "") or "")
+        if state.startswith("23"):  # integrity constraint violation
+            return sqlite3.IntegrityError(str(exc))
+        if state.startswith("22"):  # data exception: a value the column cannot take
+            return sqlite3.DataError(str(exc))
+        # Lost connection (08), deadlock or serialisation (40), lock timeout (55P03), full
+        # disk or out of memory (53), shut down or cancelled (57), I/O error (58), ...
+        return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, asyncpg.InterfaceError | OSError | TimeoutError):
+        return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
+    return None
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        mapped = translate(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+class _PgTx:
+    dialect = DIALECT
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, params: Params = ()) -> list[Record]:
+        return cast(list[Record], await self.conn.fetch(placeholders(sql), *params))
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        status = await self.conn.execute(placeholders(sql), *params)
+        tail = str(status).rsplit(" ", 1)[-1]  # "UPDATE 3", "INSERT 0 1", "DELETE 0"
+        return int(tail) if tail.isdigit() else 0
+
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        if rows:
+            await self.conn.executemany(placeholders(sql), rows)
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database (16 or later), given by URL, opened and migrated."""
+
+    dialect = DIALECT
+
+    def __init__(self, pool: Any, name: str) -> None:
+        """Private: use :meth:`open`."""
+        self._pool: Any | None = pool
+        self.name = name
+
+    @classmethod
+    async def open(cls, url: str) -> PostgresBackend:
+        """Connect and migrate; a server that cannot be reached, refuses the login or has no
+        such database raises ``sqlite3.OperationalError`` with one line saying so."""
+        name = redact(url)
+        problem = check_url(url)
+        if problem is not None:
+            raise sqlite3.OperationalError(f"{name}: {problem}")
+        try:
+            with _translated():
+                pool = await asyncpg.create_pool(
+                    url,
+                    min_size=1,
+                    max_size=POOL_SIZE,
+                    timeout=CONNECT_SECONDS,
+                    server_settings=SERVER_SETTINGS,
+                )
+        except ValueError as exc:  # asyncpg could not read the URL
+            raise sqlite3.OperationalError(f"{name}: {exc}") from None
+        try:
+            async with pool.acquire() as conn:
+                with _translated():
+                    await apply_pg_migrations(conn, name)
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool, name)
+
+    def _require_open(self) -> Any:
+        if self._pool is None:
+            raise StoreClosedError(f"store {self.name!r} is closed")
+        return self._pool
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[_PgTx]:
+        pool = self._require_open()
+        with _translated():
+            async with pool.acquire() as conn, conn.transaction():
+                yield _PgTx(conn)
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[_PgTx]:
+        pool = self._require_open()
+        with _translated():
+            async with (
+                pool.acquire() as conn,
+                conn.transaction(isolation="repeatable_read", readonly=True),
+            ):
+                yield _PgTx(conn)
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()  # waits for the connections in use to be released
+
+    @property
+    def closed(self) -> bool:
+        return self._pool is None
+
+    async def schema_version(self) -> int:
+        async with self._require_open().acquire() as conn:
+            return await schema_version(conn)
