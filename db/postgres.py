@@ -70,9 +70,12 @@ def check_url(url: str) -> str | None:
         return "expected a URL starting with postgresql://"
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError as exc:
         return f"not a valid URL ({exc})"
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        return "the port is not a number from 0 to 65535"
     if not parts.hostname and "host=" not in parts.query:
         return "the URL names no host (postgresql://user:password@host:port/database)"
     return None
@@ -107,7 +110,11 @@ def translate(exc: BaseException) -> BaseException | None:
         # Lost connection (08), deadlock or serialisation (40), lock timeout (55P03), full
         # disk or out of memory (53), shut down or cancelled (57), I/O error (58), ...
         return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, asyncpg.InterfaceError | OSError | TimeoutError):
+    # The driver's own errors (a closed connection, one caught in the middle of its loss),
+    # the network's, and a timeout.
+    if isinstance(
+        exc, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError
+    ):
         return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
     return None
 
