@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
     from collections.abc import Callable
 
     from cogs.client import BoardBot
-    from db.instance import InstanceLock
+    from db.instance import Guard
     from lobby.core import Lobby, LobbyConfig
 
 log = logging.getLogger("boardbot")
@@ -73,6 +73,8 @@ class Config:
 
     token: str | None = field(default=None, repr=False)  # never printed, never logged
     db_path: str = "data/boardbot.db"
+    #: A PostgreSQL database instead of the SQLite file (it may hold a password: not printed).
+    database_url: str | None = field(default=None, repr=False)
     workers: int = 2
     dev_guild: int | None = None
     turn_seconds: float = 600.0
@@ -117,6 +119,16 @@ class Config:
                 if not (raw.isascii() and raw.isdigit() and len(raw) <= 20):
                     raise ConfigError(f"config error: {var}={raw[:40]!r} is not a Discord id")
                 found[name] = int(raw)
+        url = (values.get("BOARDBOT_DATABASE_URL") or "").strip()
+        if url:
+            from db.backend import check_url, redact
+
+            problem = check_url(url)
+            if problem is not None:
+                raise ConfigError(
+                    f"config error: BOARDBOT_DATABASE_URL={redact(url)[:60]!r}: {problem}"
+                )
+            found["database_url"] = url
         level = (values.get("BOARDBOT_LOG_LEVEL") or "").strip().upper()
         if level and level not in LOG_LEVELS:
             raise ConfigError(
@@ -131,6 +143,11 @@ class Config:
             log_level=level or None,
             **found,
         )
+
+    @property
+    def database(self) -> str:
+        """What the store opens: BOARDBOT_DATABASE_URL if set, else the SQLite file."""
+        return self.database_url or self.db_path
 
     def lobby_config(self) -> LobbyConfig:
         from lobby.core import LobbyConfig
@@ -173,9 +190,7 @@ class StartError(Exception):
     """The bot cannot start; the message is the one line to show."""
 
 
-async def build_lobby(
-    config: Config, *, wait_for_engine: bool = True
-) -> tuple[Lobby, InstanceLock]:
+async def build_lobby(config: Config, *, wait_for_engine: bool = True) -> tuple[Lobby, Guard]:
     """Claim the database, open the store, start and warm the engine pool, make the lobby.
 
     Returns (lobby, guard): the guard holds the database until `shut_down` releases it. With
@@ -184,19 +199,21 @@ async def build_lobby(
     """
     import sqlite3
 
+    from db.backend import redact
     from db.errors import StoreError
-    from db.instance import InstanceLock
+    from db.instance import guard_for
     from db.store import Store
     from lobby.core import Lobby
     from lobby.pool import EnginePool
 
-    guard = InstanceLock(config.db_path)
+    guard = guard_for(config.database)
     try:
-        guard.acquire()
-        store = await Store.open(config.db_path)
+        await guard.claim()
+        store = await Store.open(config.database)
     except (StoreError, sqlite3.Error, OSError) as exc:
         guard.release()
-        raise StartError(f"cannot use the database {config.db_path}: {exc}") from None
+        name = redact(config.database)
+        raise StartError(f"cannot use the database {name}: {exc}") from None
     pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)
     try:
         if wait_for_engine:
@@ -209,7 +226,7 @@ async def build_lobby(
     return Lobby(store, pool, config.lobby_config()), guard
 
 
-async def shut_down(lobby: Lobby, guard: InstanceLock) -> None:
+async def shut_down(lobby: Lobby, guard: Guard) -> None:
     """In order: agent turns stop (a commit in flight completes), learning still in the
     outbox is applied, the engine pool closes, the store closes, the database is released."""
     await lobby.close()

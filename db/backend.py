@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
+from urllib.parse import urlsplit, urlunsplit
 
 Params: TypeAlias = Sequence[Any]
 
@@ -25,6 +26,35 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 def is_postgres_url(target: str) -> bool:
     return target.startswith(POSTGRES_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """The URL without its password (for messages and logs)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("@")[-1]
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def check_url(url: str) -> str | None:
+    """Why ``url`` is not a usable PostgreSQL URL, or None."""
+    if not url.startswith(POSTGRES_SCHEMES):
+        return "expected a URL starting with postgresql://"
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        return "the port is not a number from 0 to 65535"
+    if not parts.hostname and "host=" not in parts.query:
+        return "the URL names no host (postgresql://user:password@host:port/database)"
+    return None
 
 
 class Record(Protocol):

@@ -24,11 +24,10 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from .backend import POSTGRES_SCHEMES, Backend, Dialect, Params, Record
+from .backend import Backend, Dialect, Params, Record, check_url, redact
 from .errors import StoreClosedError
 from .pg_migrations import apply_pg_migrations, schema_version
 
@@ -50,35 +49,6 @@ DIALECT = Dialect(
 POOL_SIZE = 4
 CONNECT_SECONDS = 10.0
 SERVER_SETTINGS = {"lock_timeout": "5s", "application_name": "boardbot"}
-
-
-def redact(url: str) -> str:
-    """The URL without its password (for messages and logs)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("@")[-1]
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def check_url(url: str) -> str | None:
-    """Why ``url`` is not a usable PostgreSQL URL, or None."""
-    if not url.startswith(POSTGRES_SCHEMES):
-        return "expected a URL starting with postgresql://"
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return f"not a valid URL ({exc})"
-    try:
-        parts.port  # noqa: B018 - a port that is not a number raises here
-    except ValueError:
-        return "the port is not a number from 0 to 65535"
-    if not parts.hostname and "host=" not in parts.query:
-        return "the URL names no host (postgresql://user:password@host:port/database)"
-    return None
 
 
 @functools.lru_cache(maxsize=512)
@@ -128,6 +98,19 @@ def _translated() -> Iterator[None]:
         if mapped is None:
             raise
         raise mapped from exc
+
+
+async def connect(url: str, application_name: str) -> Any:
+    """One connection outside the pool (the instance guard's); errors as the store's."""
+    with _translated():
+        try:
+            return await asyncpg.connect(
+                url,
+                timeout=CONNECT_SECONDS,
+                server_settings={**SERVER_SETTINGS, "application_name": application_name},
+            )
+        except ValueError as exc:  # asyncpg could not read the URL
+            raise sqlite3.OperationalError(f"{redact(url)}: {exc}") from None
 
 
 class _PgTx:

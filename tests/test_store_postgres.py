@@ -15,9 +15,10 @@ import asyncpg
 import pytest
 
 from db import Finish, Match, Rating, StaleMoveError, Store
+from db.backend import check_url, redact
 from db.migrations import MIGRATIONS
 from db.pg_migrations import PG_MIGRATIONS
-from db.postgres import check_url, placeholders, redact, translate
+from db.postgres import placeholders, translate
 from tests.pg import PgServer
 
 
