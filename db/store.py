@@ -77,7 +77,7 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
 
     The rooms are mixins over one :class:`~db.connection.Connection` rather than separate
     objects: every method of every room goes through the same lock and the same
-    ``_write`` (one BEGIN IMMEDIATE per call), so the one-transaction-per-step guarantees
+    ``_write`` (one transaction per call), so the one-transaction-per-step guarantees
     read the same in each room, and callers keep calling ``store.memory_put(...)``.
     """
 
@@ -344,7 +344,7 @@ class Store(Analyses, Challenges, AgentMemory, Connection):
     ) -> int:
         """Store one move atomically; return the new ply count (next expected_ply).
 
-        Checks, inside one BEGIN IMMEDIATE transaction, that the match is live
+        Checks, inside one transaction, that the match is live
         (else :class:`MatchNotLiveError`) and at ``expected_ply`` (else
         :class:`StaleMoveError`), then inserts the move and bumps ``ply``,
         ``updated_at`` and ``turn_deadline``.  Of N concurrent calls with the
