@@ -11,6 +11,7 @@ apart. The store's own errors (``db.errors``) are raised by the store, the same 
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -34,10 +35,11 @@ def redact(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return url.split("@")[-1]
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    netloc, query = parts.netloc, parts.query
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", query)  # libpq's other place for it
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def check_url(url: str) -> str | None:
@@ -52,8 +54,6 @@ def check_url(url: str) -> str | None:
         parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError:
         return "the port is not a number from 0 to 65535"
-    if not parts.hostname and "host=" not in parts.query:
-        return "the URL names no host (postgresql://user:password@host:port/database)"
     return None
 
 

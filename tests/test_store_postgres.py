@@ -181,9 +181,12 @@ def test_urls_are_checked_and_shown_without_the_password() -> None:
     assert check_url("postgres://u@/bot?host=/run/postgresql") is None
     assert "postgresql://" in (check_url("mysql://u@h/bot") or "")
     assert "port" in (check_url("postgresql://u@h:x/bot") or "")
-    assert "no host" in (check_url("postgresql:///bot") or "")
+    assert check_url("postgresql:///bot") is None  # the local socket, as libpq has it
     assert redact("postgresql://u:p4ss@h/bot") == "postgresql://u:***@h/bot"
     assert redact("postgresql://u@h/bot") == "postgresql://u@h/bot"
+    assert redact("postgresql://u@h/bot?sslmode=require&password=pw") == (
+        "postgresql://u@h/bot?sslmode=require&password=***"
+    )
 
 
 def test_placeholders_are_numbered_outside_quotes() -> None:
