@@ -20,6 +20,7 @@ from db import (
     Match,
     MatchNotFoundError,
     MatchNotLiveError,
+    MemoryWrite,
     MigrationError,
     Player,
     PlayerNotFoundError,
@@ -650,3 +651,49 @@ async def test_each_rated_finish_adds_to_the_rating_history_in_its_transaction(
     ]
     assert points[-1].ordinal == 28.0 - 21.0
     assert [p.games for p in await store.rating_history(alice.id, limit=1)] == [2]
+
+
+# ---------------------------------------------------------------- what the dialects spell apart
+
+
+async def test_hints_starters_counters_and_the_outbox_read_the_same_on_both(store: Store) -> None:
+    """The SQL each backend writes its own way (JSON in a column, the larger of two values,
+    ids given as a JSON array) gives the same answers."""
+    alice, bob, bot = await _people(store)
+    m = await store.create_match(
+        "connect4", "pve", alice.id, bot.id, rated=True, options={"starter": {"ident": 111}}
+    )
+    await store.create_match(
+        "connect4", "pve", bob.id, bot.id, options={"starter": {"ident": "111"}}
+    )
+    assert await store.count_live("pve", starter=111) == 1  # a number is not its text
+    assert await store.count_live("pve", starter="111") == 1
+    assert await store.count_live("pve", starter=222) == 0
+    hinted = await store.use_hint(m.id)
+    hinted = await store.use_hint(m.id)
+    assert hinted.options == {"starter": {"ident": 111}, "hints": 2} and not hinted.rated
+
+    await store.memory_apply([MemoryWrite("q", "n", {b"k": b"1"}, 3, "matches")])
+    await store.memory_apply([MemoryWrite("q", "n", {b"k": b"2"}, 2, "matches")])
+    await store.memory_apply([MemoryWrite("q", "n", {}, 4, "trained")])
+    info = await store.memory_info("q", "n")
+    assert info is not None and (info.games_trained, info.meta) == (9, {"matches": 5, "trained": 4})
+    assert await store.memory_get("q", "n") == {b"k": b"2"}
+
+    done = await store.commit_step(
+        m.id, 0, (), finish=Finish("abandoned", None, "stopped"), outbox=[("a", {}), ("b", {})]
+    )
+    first, second = await store.outbox_pending()
+    await store.outbox_failed(first.id, "once")
+    await store.outbox_failed(second.id, "for good", final=True)
+    [left] = await store.outbox_pending()
+    assert (left.id, left.attempts, left.last_error, left.match_id) == (
+        first.id,
+        1,
+        "once",
+        done.id,
+    )
+    assert await store.memory_apply([], outbox_id=second.id)
+    assert not await store.memory_apply([], outbox_id=second.id)  # once only
+    assert await store.outbox_done(first.id) and not await store.outbox_done(first.id)
+    assert await store.outbox_pending(max_attempts=100) == []
