@@ -78,7 +78,7 @@ def _canonical(value: Any, kind: str) -> str:
         return "N"
     if kind == "double precision":
         return "F" + float(value).hex()
-    if kind in ("bigint", "smallint", "integer"):
+    if kind in ("bigint", "smallint"):
         return "I" + str(int(value))
     if kind == "bytea":
         return "B" + bytes(value).hex()

@@ -109,7 +109,7 @@ async def connect(url: str, application_name: str) -> Any:
                 timeout=CONNECT_SECONDS,
                 server_settings={**SERVER_SETTINGS, "application_name": application_name},
             )
-        except ValueError as exc:  # asyncpg could not read the URL
+        except ValueError as exc:  # a parameter of the URL asyncpg cannot use
             raise sqlite3.OperationalError(f"{redact(url)}: {exc}") from None
 
 
@@ -150,8 +150,8 @@ class PostgresBackend(Backend):
         problem = check_url(url)
         if problem is not None:
             raise sqlite3.OperationalError(f"{name}: {problem}")
-        try:
-            with _translated():
+        with _translated():
+            try:
                 pool = await asyncpg.create_pool(
                     url,
                     min_size=1,
@@ -159,8 +159,8 @@ class PostgresBackend(Backend):
                     timeout=CONNECT_SECONDS,
                     server_settings=SERVER_SETTINGS,
                 )
-        except ValueError as exc:  # asyncpg could not read the URL
-            raise sqlite3.OperationalError(f"{name}: {exc}") from None
+            except ValueError as exc:  # a parameter of the URL asyncpg cannot use
+                raise sqlite3.OperationalError(f"{name}: {exc}") from None
         try:
             async with pool.acquire() as conn:
                 with _translated():

@@ -151,6 +151,12 @@ async def test_a_target_the_bot_already_uses_is_refused(
     one_line(migrate(f"sqlite:{tmp_path / 'none.db'}", url), 1, "no SQLite database at")
     assert not (tmp_path / "none.db").exists()
     one_line(migrate(str(path), url), 2, "expected sqlite:PATH")
+    newer = tmp_path / "newer.db"  # a table from a version of the bot the copy does not know
+    await (await Store.open(newer)).close()
+    raw = sqlite3.connect(newer)
+    raw.execute("CREATE TABLE tournaments (id INTEGER PRIMARY KEY)")
+    raw.close()
+    one_line(migrate(f"sqlite:{newer}", await pg_server.fresh_database()), 1, "tournaments")
     one_line(migrate(f"sqlite:{path}", "mysql://x/y"), 2, "postgresql://")
 
 

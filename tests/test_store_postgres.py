@@ -16,6 +16,7 @@ import pytest
 
 from db import Finish, Match, Rating, StaleMoveError, Store
 from db.backend import check_url, redact
+from db.instance import PgInstanceLock
 from db.migrations import MIGRATIONS
 from db.pg_migrations import PG_MIGRATIONS
 from db.postgres import placeholders, translate
@@ -169,6 +170,15 @@ async def test_a_database_it_cannot_use_is_one_line() -> None:
     assert "\n" not in text and "secret" not in text and "127.0.0.1" in text
     with pytest.raises(sqlite3.OperationalError, match="port is not a number"):
         await Store.open("postgresql://bot@localhost:notaport/boardbot")
+    with pytest.raises(
+        sqlite3.OperationalError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"
+    ):
+        await Store.open("postgresql://bot@h/b?sslmode=x")
+    guard = PgInstanceLock("postgresql://bot@h/b?sslmode=x")
+    with pytest.raises(
+        sqlite3.OperationalError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"
+    ):
+        await guard.claim()
 
 
 async def test_a_database_that_does_not_exist_is_one_line(pg_server: PgServer) -> None:
@@ -181,6 +191,7 @@ def test_urls_are_checked_and_shown_without_the_password() -> None:
     assert check_url("postgres://u@/bot?host=/run/postgresql") is None
     assert "postgresql://" in (check_url("mysql://u@h/bot") or "")
     assert "port" in (check_url("postgresql://u@h:x/bot") or "")
+    assert "not a valid URL" in (check_url("postgresql://u@[::1/bot") or "")
     assert check_url("postgresql:///bot") is None  # the local socket, as libpq has it
     assert redact("postgresql://u:p4ss@h/bot") == "postgresql://u:***@h/bot"
     assert redact("postgresql://u@h/bot") == "postgresql://u@h/bot"
