@@ -2,7 +2,8 @@
 
 `python bot.py` runs the Discord bot when DISCORD_TOKEN is set and the local console front end
 otherwise; `python bot.py --print-commands` prints the application commands as the JSON that
-would be synced.
+would be synced; `python bot.py migrate --from sqlite:PATH --to postgresql://...` copies a
+SQLite database into a new PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
     from collections.abc import Callable
 
     from cogs.client import BoardBot
-    from db.instance import InstanceLock
+    from db.instance import Guard
     from db.shards import Shards
     from lobby.core import Lobby, LobbyConfig
 
@@ -74,6 +75,8 @@ class Config:
 
     token: str | None = field(default=None, repr=False)  # never printed, never logged
     db_path: str = "data/boardbot.db"
+    #: A PostgreSQL database instead of the SQLite file (it may hold a password: not printed).
+    database_url: str | None = field(default=None, repr=False)
     workers: int = 2
     dev_guild: int | None = None
     turn_seconds: float = 600.0
@@ -120,6 +123,16 @@ class Config:
                 if not (raw.isascii() and raw.isdigit() and len(raw) <= 20):
                     raise ConfigError(f"config error: {var}={raw[:40]!r} is not a Discord id")
                 found[name] = int(raw)
+        url = (values.get("BOARDBOT_DATABASE_URL") or "").strip()
+        if url:
+            from db.backend import check_url, redact
+
+            problem = check_url(url)
+            if problem is not None:
+                raise ConfigError(
+                    f"config error: BOARDBOT_DATABASE_URL={redact(url)[:60]!r}: {problem}"
+                )
+            found["database_url"] = url
         level = (values.get("BOARDBOT_LOG_LEVEL") or "").strip().upper()
         if level and level not in LOG_LEVELS:
             raise ConfigError(
@@ -143,6 +156,11 @@ class Config:
             log_level=level or None,
             **found,
         )
+
+    @property
+    def database(self) -> str:
+        """What the store opens: BOARDBOT_DATABASE_URL if set, else the SQLite file."""
+        return self.database_url or self.db_path
 
     def lobby_config(self) -> LobbyConfig:
         from lobby.core import LobbyConfig
@@ -185,9 +203,7 @@ class StartError(Exception):
     """The bot cannot start; the message is the one line to show."""
 
 
-async def build_lobby(
-    config: Config, *, wait_for_engine: bool = True
-) -> tuple[Lobby, InstanceLock]:
+async def build_lobby(config: Config, *, wait_for_engine: bool = True) -> tuple[Lobby, Guard]:
     """Claim the database, open the store, start and warm the engine pool, make the lobby.
 
     Returns (lobby, guard): the guard holds the database until `shut_down` releases it. With
@@ -196,22 +212,24 @@ async def build_lobby(
     """
     import sqlite3
 
+    from db.backend import redact
     from db.errors import StoreError
-    from db.instance import InstanceLock
+    from db.instance import guard_for
     from db.store import Store
     from lobby.core import Lobby
     from lobby.pool import EnginePool
 
-    guard = InstanceLock(config.db_path, config.shards)
+    guard = guard_for(config.database, config.shards)
     try:
-        guard.acquire()
-        store = await Store.open(config.db_path)
+        await guard.claim()
+        store = await Store.open(config.database)
         if config.shards is not None:
             store.shards = config.shards
             log.info("running %s", config.shards.label())
     except (StoreError, sqlite3.Error, OSError) as exc:
         guard.release()
-        raise StartError(f"cannot use the database {config.db_path}: {exc}") from None
+        name = redact(config.database)
+        raise StartError(f"cannot use the database {name}: {exc}") from None
     pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)
     try:
         if wait_for_engine:
@@ -224,7 +242,7 @@ async def build_lobby(
     return Lobby(store, pool, config.lobby_config()), guard
 
 
-async def shut_down(lobby: Lobby, guard: InstanceLock) -> None:
+async def shut_down(lobby: Lobby, guard: Guard) -> None:
     """In order: agent turns stop (a commit in flight completes), learning still in the
     outbox is applied, the engine pool closes, the store closes, the database is released."""
     await lobby.close()
@@ -358,13 +376,52 @@ def print_commands() -> int:
     return 0
 
 
+def migrate(argv: list[str]) -> int:
+    """`python bot.py migrate --from sqlite:PATH --to postgresql://...`: copy the history,
+    ratings and learned memory into a new PostgreSQL database, verified (db/copy.py)."""
+    import sqlite3
+
+    from db.backend import check_url, redact
+    from db.copy import copy_sqlite_to_postgres, describe
+    from db.errors import StoreError
+
+    parser = argparse.ArgumentParser(
+        prog="bot.py migrate",
+        description="Copy a SQLite database (matches, moves, ratings, learned memory, ...) into"
+        " a new, empty PostgreSQL database; every table is verified by its count and checksum.",
+    )
+    parser.add_argument("--from", dest="source", required=True, metavar="sqlite:PATH")
+    parser.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+    args = parser.parse_args(argv)
+    source: str = args.source
+    target: str = args.target
+    if not source.startswith("sqlite:") or source == "sqlite:":
+        print(f"error: --from {source!r}: expected sqlite:PATH", file=sys.stderr)
+        return 2
+    problem = check_url(target)
+    if problem is not None:
+        print(f"error: --to {redact(target)!r}: {problem}", file=sys.stderr)
+        return 2
+    path = source.removeprefix("sqlite:")
+    try:
+        copies = asyncio.run(copy_sqlite_to_postgres(path, target, progress=print))
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(describe(copies, path, target))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["migrate"]:
+        return migrate(args_in[1:])
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "--print-commands", action="store_true", help="print the app commands as JSON"
     )
     parser.add_argument("--console", action="store_true", help="the console even with a token")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     if args.print_commands:
         return print_commands()
     try:

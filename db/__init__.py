@@ -1,10 +1,11 @@
-"""Persistence layer: the only code in the project that touches SQLite.
+"""Persistence layer: the only code in the project that touches the database (a SQLite file
+by default, or PostgreSQL: docs/scaling.md).
 
 Usage::
 
     from db import Store
 
-    async with Store.open("data/boardbot.db") as store:
+    async with Store.open("data/boardbot.db") as store:  # or a "postgresql://..." URL
         me = await store.get_or_create_user(1234, "alice")
 """
 

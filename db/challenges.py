@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import aiosqlite
-
-from .connection import Connection, query
+from .connection import Connection, Tx, query
 from .errors import ChallengeClosedError
 from .models import Challenge
 from .rows import CHALLENGE_COLS, check_game, decode_challenge
@@ -109,11 +107,13 @@ class Challenges(Connection):
 
 
 async def answer_challenge(
-    conn: aiosqlite.Connection, challenge_id: int, status: str, now: float, match_id: int | None
+    conn: Tx, challenge_id: int, status: str, now: float, match_id: int | None
 ) -> None:
     """Answer a pending, unexpired challenge (in the caller's transaction)."""
     rows = await query(
-        conn, "SELECT status, expires_at FROM challenges WHERE id = ?", (challenge_id,)
+        conn,
+        f"SELECT status, expires_at FROM challenges WHERE id = ?{conn.dialect.lock}",
+        (challenge_id,),
     )
     if not rows:
         raise ChallengeClosedError(challenge_id, "unknown")

@@ -7,7 +7,8 @@ caller can still catch the whole family.
 
 Raw ``sqlite3.IntegrityError`` is deliberately *not* wrapped: it means a
 constraint in the schema caught a bug (e.g. a rating with sigma <= 0) and the
-transaction was rolled back; there is nothing specific to do about it.
+transaction was rolled back; there is nothing specific to do about it. The
+PostgreSQL backend raises the same ``sqlite3`` types (see ``db.backend``).
 """
 
 from __future__ import annotations

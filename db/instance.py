@@ -1,8 +1,8 @@
 """One bot process per database, or per shard set: a second process owning the same guilds
 would run the same clocks, resumes and bot matches twice.
 
-The guard is `flock`s on files next to the database, held for the life of the process. The
-kernel releases them when the process ends in any way (kill -9 included), so a crash never
+For a SQLite file the guard is `flock`s on files next to it, held for the life of the process.
+The kernel releases them when the process ends in any way (kill -9 included), so a crash never
 leaves a stale lock behind to clear by hand. The files also record the holder's pid for the
 message.
 
@@ -12,14 +12,23 @@ message.
   `<database>.shard-K.lock` for each shard K they run, and a shared lock on
   `<database>.count-N.lock`; a process that finds another shard count's file held refuses
   (two layouts would give one guild two owners).
+
+For PostgreSQL (`PgInstanceLock`) the same locks are session advisory locks held by a
+connection of its own: the server releases them when that connection ends in any way, for the
+same reason. The connection's application name records the holder's pid and host for the
+message. (The store itself is safe with several writers: its row locks, see `db.postgres`;
+this guard is about the lobby's clocks and bot turns.)
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from types import TracebackType
+from typing import Any, Protocol
 
+from .backend import is_postgres_url, redact
 from .errors import StoreError
 from .shards import Shards
 
@@ -31,6 +40,21 @@ except ImportError:  # pragma: no cover - not POSIX: no guard (documented in the
 
 class AlreadyRunning(StoreError):
     """Another process holds the database."""
+
+
+class Guard(Protocol):
+    """What the bot holds for its life: `await claim()`, then `release()`."""
+
+    async def claim(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+def guard_for(target: str, shards: Shards | None = None) -> Guard:
+    """The guard of a database (a PostgreSQL URL's or a SQLite file's) for `shards`."""
+    if is_postgres_url(target):
+        return PgInstanceLock(target, shards)
+    return InstanceLock(target, shards)
 
 
 class InstanceLock:
@@ -95,6 +119,9 @@ class InstanceLock:
             finally:
                 os.close(fd)  # not held: a leftover file of an earlier layout
 
+    async def claim(self) -> None:
+        self.acquire()
+
     def release(self) -> None:
         while self._fds:
             os.close(self._fds.pop())  # closing the descriptor drops the lock
@@ -110,3 +137,82 @@ class InstanceLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+#: The advisory locks' keys (any constants: the bot's own, in its database): the whole bot,
+#: then (key, shard) per shard and (key, count) for the shard count.
+_KEYS = (0x626F6172, 0x64626F74)
+_SHARD_KEY = 0x626F7401
+_COUNT_KEY = 0x626F7402
+
+
+class PgInstanceLock:
+    """The guard of a PostgreSQL database: `await claim()`, then `release()`. The locks are
+    the SQLite guard's, as advisory locks: the whole bot's key exclusive (shard processes:
+    shared), one key per shard exclusive, the shard count's key shared."""
+
+    def __init__(self, url: str, shards: Shards | None = None) -> None:
+        self.url = url
+        self.shards = shards or Shards()
+        self._conn: Any | None = None
+
+    async def claim(self) -> None:
+        """Take the locks (AlreadyRunning if another bot holds one); a database that cannot
+        be reached raises sqlite3.OperationalError, as the store does."""
+        if self._conn is not None:
+            return
+        from .postgres import connect
+
+        me = f"boardbot pid {os.getpid()} on {socket.gethostname()}"[:63]
+        conn = await connect(self.url, me)
+        try:
+            await self._take_all(conn)
+        except BaseException:
+            conn.terminate()  # the session ends: whatever it took is dropped
+            raise
+        self._conn = conn
+
+    async def _take_all(self, conn: Any) -> None:
+        whole = self.shards.count == 1
+        how = "pg_try_advisory_lock" if whole else "pg_try_advisory_lock_shared"
+        if not await conn.fetchval(f"SELECT {how}($1, $2)", *_KEYS):
+            doing = "is already using" if whole else "runs every guild on"
+            raise AlreadyRunning(await self._message(conn, _KEYS, doing))
+        if whole:
+            return
+        for shard in sorted(self.shards.owned):
+            key = (_SHARD_KEY, shard)
+            if not await conn.fetchval("SELECT pg_try_advisory_lock($1, $2)", *key):
+                raise AlreadyRunning(await self._message(conn, key, f"runs shard {shard} on"))
+        count = self.shards.count
+        await conn.fetchval("SELECT pg_advisory_lock_shared($1, $2)", _COUNT_KEY, count)
+        others = await conn.fetch(
+            "SELECT DISTINCT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1"
+            " AND objid <> $2 AND granted AND database = (SELECT oid FROM pg_database"
+            " WHERE datname = current_database())",
+            _COUNT_KEY,
+            count,
+        )
+        if others:
+            raise AlreadyRunning(
+                f"other bot processes run {redact(self.url)} as {others[0][0]} shards, this one"
+                f" as {count}: give every process the same BOARDBOT_SHARD_COUNT"
+            )
+
+    async def _message(self, conn: Any, key: tuple[int, int], doing: str) -> str:
+        holder = await conn.fetchval(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+            " WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = $2"
+            " AND l.objsubid = 2 AND l.granted AND l.database = (SELECT oid FROM"
+            " pg_database WHERE datname = current_database()) LIMIT 1",
+            *key,
+        )
+        return (
+            f"another bot process ({holder or 'unknown'}) {doing} {redact(self.url)}; stop it"
+            " first, or set BOARDBOT_DATABASE_URL to another database"
+        )
+
+    def release(self) -> None:
+        if self._conn is not None:
+            self._conn.terminate()  # the session ends: the server drops its locks
+            self._conn = None

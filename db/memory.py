@@ -9,9 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import aiosqlite
-
-from .connection import Connection, Params
+from .connection import Connection, Params, Tx
 from .models import MemoryInfo, MemoryWrite, OutboxItem
 from .rows import OUTBOX_COLS, Row, decode_outbox, dump_json_object, nonempty
 
@@ -92,10 +90,11 @@ class AgentMemory(Connection):
             rows = [(_key_bytes(k), _value_bytes(v)) for k, v in w.rows.items()]
             prepared.append((kind, name, rows, w.games, w.counter))
         async with self._write("memory_apply") as conn:
-            if outbox_id is not None:
-                cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
-                if cursor.rowcount == 0:
-                    return False
+            deleted = outbox_id is None or await conn.execute(
+                "DELETE FROM outbox WHERE id = ?", (outbox_id,)
+            )
+            if not deleted:
+                return False
             now = self._clock()
             for kind, name, rows, games, counter in prepared:
                 await _ensure_memory_meta(conn, kind, name, now)
@@ -105,11 +104,10 @@ class AgentMemory(Connection):
                     (games, now, kind, name),
                 )
                 if counter is not None:
-                    path = f"$.{counter}"
+                    add = self.dialect.json_add.format(col="meta")
                     await conn.execute(
-                        "UPDATE agent_memory_meta SET meta = json_set(meta, ?,"
-                        " coalesce(json_extract(meta, ?), 0) + ?) WHERE kind = ? AND name = ?",
-                        (path, path, games, kind, name),
+                        f"UPDATE agent_memory_meta SET meta = {add} WHERE kind = ? AND name = ?",
+                        (counter, counter, games, kind, name),
                     )
                 await conn.executemany(
                     "INSERT INTO agent_memory (kind, name, key, value, updated_at)"
@@ -197,21 +195,21 @@ class AgentMemory(Connection):
     async def outbox_done(self, outbox_id: int) -> bool:
         """Delete an outbox row that needed no write; False if it was already gone."""
         async with self._write("outbox_done") as conn:
-            cursor = await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,))
-            return cursor.rowcount > 0
+            return await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,)) > 0
 
     async def outbox_failed(self, outbox_id: int, error: str, *, final: bool = False) -> None:
         """Count a failed attempt (a row failing every time stops being retried); `final`:
         no retry can mend it, so it is never returned again (kept for inspection)."""
         async with self._write("outbox_failed") as conn:
             await conn.execute(
-                "UPDATE outbox SET attempts = CASE WHEN ? THEN max(attempts + 1, ?)"
-                " ELSE attempts + 1 END, last_error = ? WHERE id = ?",
-                (final, OUTBOX_GIVE_UP, error[:500], outbox_id),
+                "UPDATE outbox SET attempts = CASE WHEN ? = 1 THEN"
+                f" {self.dialect.greatest}(attempts + 1, ?) ELSE attempts + 1 END,"
+                " last_error = ? WHERE id = ?",
+                (int(final), OUTBOX_GIVE_UP, error[:500], outbox_id),
             )
 
 
-async def _ensure_memory_meta(conn: aiosqlite.Connection, kind: str, name: str, now: float) -> None:
+async def _ensure_memory_meta(conn: Tx, kind: str, name: str, now: float) -> None:
     await conn.execute(
         "INSERT INTO agent_memory_meta (kind, name, created_at, updated_at)"
         " VALUES (?, ?, ?, ?) ON CONFLICT (kind, name) DO NOTHING",

@@ -274,13 +274,13 @@ def _strip_comments(sql: str) -> str:
     return "\n".join(line for line in lines if line.strip()).strip()
 
 
-def _check_sequence(migrations: Sequence[tuple[int, str]]) -> None:
+def check_sequence(migrations: Sequence[tuple[int, str]]) -> None:
     versions = [v for v, _ in migrations]
     if versions != list(range(1, len(versions) + 1)):
         raise ValueError(f"migrations must be numbered 1..N without gaps, got {versions}")
 
 
-_check_sequence(MIGRATIONS)
+check_sequence(MIGRATIONS)
 
 
 async def user_version(conn: aiosqlite.Connection) -> int:
@@ -299,7 +299,7 @@ async def apply_migrations(
     migration re-reads ``user_version`` inside its own ``BEGIN IMMEDIATE``, so
     two processes opening the same fresh file cannot both apply it.
     """
-    _check_sequence(migrations)
+    check_sequence(migrations)
     known = migrations[-1][0] if migrations else 0
     current = await user_version(conn)
     if current > known:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from .backend import Record
 from .errors import CorruptRowError
 from .models import (
     CHALLENGE_STATUSES,
@@ -63,7 +63,7 @@ class Row:
 
     __slots__ = ("key", "row", "table")
 
-    def __init__(self, table: str, row: sqlite3.Row, key_cols: Sequence[str]) -> None:
+    def __init__(self, table: str, row: Record, key_cols: Sequence[str]) -> None:
         self.table = table
         self.row = row
         self.key = ", ".join(f"{c}={row[c]!r}" for c in key_cols)
@@ -142,7 +142,7 @@ class Row:
         return value
 
 
-def decode_player(row: sqlite3.Row) -> Player:
+def decode_player(row: Record) -> Player:
     r = Row("players", row, ("id",))
     return Player(
         id=r.get_int("id"),
@@ -156,7 +156,7 @@ def decode_player(row: sqlite3.Row) -> Player:
     )
 
 
-def decode_match(row: sqlite3.Row) -> Match:
+def decode_match(row: Record) -> Match:
     r = Row("matches", row, ("id",))
     result = r.opt_str("result")
     if result is not None and result not in RESULTS:
@@ -185,7 +185,7 @@ def decode_match(row: sqlite3.Row) -> Match:
     )
 
 
-def decodable_matches(rows: Iterable[sqlite3.Row]) -> list[Match]:
+def decodable_matches(rows: Iterable[Record]) -> list[Match]:
     out = []
     for row in rows:
         try:
@@ -195,7 +195,7 @@ def decodable_matches(rows: Iterable[sqlite3.Row]) -> list[Match]:
     return out
 
 
-def decode_challenge(row: sqlite3.Row) -> Challenge:
+def decode_challenge(row: Record) -> Challenge:
     r = Row("challenges", row, ("id",))
     return Challenge(
         id=r.get_int("id"),
@@ -213,7 +213,7 @@ def decode_challenge(row: sqlite3.Row) -> Challenge:
     )
 
 
-def decode_outbox(row: sqlite3.Row) -> OutboxItem:
+def decode_outbox(row: Record) -> OutboxItem:
     r = Row("outbox", row, ("id",))
     return OutboxItem(
         id=r.get_int("id"),
@@ -226,7 +226,7 @@ def decode_outbox(row: sqlite3.Row) -> OutboxItem:
     )
 
 
-def decode_move(row: sqlite3.Row) -> MoveRow:
+def decode_move(row: Record) -> MoveRow:
     r = Row("moves", row, ("match_id", "ply"))
     return MoveRow(
         match_id=r.get_int("match_id"),
@@ -239,7 +239,7 @@ def decode_move(row: sqlite3.Row) -> MoveRow:
     )
 
 
-def decode_rating(row: sqlite3.Row) -> Rating:
+def decode_rating(row: Record) -> Rating:
     r = Row("ratings", row, ("player_id", "game"))
     return Rating(
         player_id=r.get_int("player_id"),

@@ -10,11 +10,9 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-import aiosqlite
-
 from .analyses import Analyses
 from .challenges import Challenges, answer_challenge
-from .connection import Connection, query
+from .connection import Connection, Tx, query
 from .errors import (
     MatchNotFoundError,
     MatchNotLiveError,
@@ -80,7 +78,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
 
     The rooms are mixins over one :class:`~db.connection.Connection` rather than separate
     objects: every method of every room goes through the same lock and the same
-    ``_write`` (one BEGIN IMMEDIATE per call), so the one-transaction-per-step guarantees
+    ``_write`` (one transaction per call), so the one-transaction-per-step guarantees
     read the same in each room, and callers keep calling ``store.memory_put(...)``.
     """
 
@@ -112,15 +110,18 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             return decode_player(rows[0])
         async with self._write("player") as conn:
             now = self._clock()
+            select += conn.dialect.lock
             rows = await query(conn, select, (ident,))
             if not rows:
+                # DO NOTHING: on PostgreSQL another process may add the player first (the
+                # insert waits for its commit); then it is read like any other.
                 rows = await query(
                     conn,
                     f"INSERT INTO players (kind, {column}, display_name, created_at, updated_at)"
-                    f" VALUES (?, ?, ?, ?, ?) RETURNING {PLAYER_COLS}",
+                    f" VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING {PLAYER_COLS}",
                     (kind, ident, name, now, now),
-                )
-            elif decode_player(rows[0]).display_name != name:
+                ) or await query(conn, select, (ident,))
+            if decode_player(rows[0]).display_name != name:
                 rows = await query(
                     conn,
                     "UPDATE players SET display_name = ?, updated_at = ? WHERE id = ?"
@@ -325,12 +326,12 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         can never be given to a match that still counts)."""
         async with self._write("use_hint") as conn:
             await _live_match(conn, match_id)
+            add = conn.dialect.json_add.format(col="options")
             rows = await query(
                 conn,
-                "UPDATE matches SET rated = 0, options = json_set(options, '$.hints',"
-                " coalesce(json_extract(options, '$.hints'), 0) + 1)"
-                f" WHERE id = ? RETURNING {MATCH_COLS}",
-                (match_id,),
+                f"UPDATE matches SET rated = 0, options = {add} WHERE id = ?"
+                f" RETURNING {MATCH_COLS}",
+                ("hints", "hints", 1, match_id),
             )
             return decode_match(rows[0])
 
@@ -346,7 +347,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
     ) -> int:
         """Store one move atomically; return the new ply count (next expected_ply).
 
-        Checks, inside one BEGIN IMMEDIATE transaction, that the match is live
+        Checks, inside one transaction, that the match is live
         (else :class:`MatchNotLiveError`) and at ``expected_ply`` (else
         :class:`StaleMoveError`), then inserts the move and bumps ``ply``,
         ``updated_at`` and ``turn_deadline``.  Of N concurrent calls with the
@@ -436,7 +437,8 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
                 await conn.execute(
                     "UPDATE matches SET status = ?, result = ?, termination = ?,"
                     " finished_at = ?, updated_at = ?, turn_deadline = NULL,"
-                    " final_shown = (message_id IS NULL) WHERE id = ?",
+                    " final_shown = CASE WHEN message_id IS NULL THEN 1 ELSE 0 END"
+                    " WHERE id = ?",
                     (finish.status, finish.result, finish.termination, now, now, match_id),
                 )
             for kind, payload in outbox_rows:
@@ -451,7 +453,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
 
     async def _write_ratings(
         self,
-        conn: aiosqlite.Connection,
+        conn: Tx,
         m: Match,
         updates: Sequence[Rating] | RatingFn,
         now: float,
@@ -459,6 +461,15 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         if not m.rated:
             raise ValueError(f"match {m.id} is unrated; it must not change ratings")
         seats = set(m.player_ids)
+        # Locks the players (in id order, so two finishes never wait on each other in a
+        # circle) before their ratings are read: two processes finishing matches of one
+        # player write one rating after the other, never both from the same old row.
+        await query(
+            conn,
+            f"SELECT id FROM players WHERE id IN ({conn.dialect.ids_from_json})"
+            f" ORDER BY id{conn.dialect.lock}",
+            (json.dumps(sorted(seats)),),
+        )
         current = await _ratings_for(conn, seats, m.game)
         if callable(updates):
             new = list(updates(m, dict(current)))
@@ -480,7 +491,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             if not fresh and r.games != old_games + 1:
                 raise StaleRatingError(r.player_id, r.game, old_games, r.games)
         # Constraint violations (sigma <= 0, counts that do not add up, ...) raise
-        # sqlite3.IntegrityError here and roll back the whole finish.
+        # sqlite3.IntegrityError (on both backends) here and roll back the whole finish.
         await conn.executemany(
             f"INSERT INTO ratings ({RATING_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (player_id, game) DO UPDATE SET mu = excluded.mu,"
@@ -504,7 +515,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         rows = await self._fetchall(
             "SELECT game, match_id, mu, sigma, games, at FROM ("
             " SELECT *, ROW_NUMBER() OVER (PARTITION BY game ORDER BY games DESC) AS n"
-            " FROM rating_history WHERE player_id = ?) WHERE n <= ? ORDER BY game, games",
+            " FROM rating_history WHERE player_id = ?) AS h WHERE n <= ? ORDER BY game, games",
             (player_id, limit),
         )
         return [
@@ -553,8 +564,8 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             sql += " AND guild_id = ?"
             params.append(guild_id)
         if starter is not None:
-            sql += " AND json_extract(options, '$.starter.ident') = ?"
-            params.append(starter)
+            sql += " AND " + self.dialect.json_equals("options", ("starter", "ident"))
+            params.append(json.dumps(starter))
         rows = await self._fetchall(sql, params)
         return int(rows[0][0])
 
@@ -607,14 +618,14 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             rows = await query(
                 conn,
                 "SELECT game, COUNT(*) AS played,"
-                " SUM(CASE WHEN (result = '0' AND player0_id = :p)"
-                "   OR (result = '1' AND player1_id = :p) THEN 1 ELSE 0 END) AS wins,"
+                " SUM(CASE WHEN (result = '0' AND player0_id = ?)"
+                "   OR (result = '1' AND player1_id = ?) THEN 1 ELSE 0 END) AS wins,"
                 " SUM(CASE WHEN result = 'draw' THEN 1 ELSE 0 END) AS draws,"
-                " SUM(CASE WHEN (result = '1' AND player0_id = :p)"
-                "   OR (result = '0' AND player1_id = :p) THEN 1 ELSE 0 END) AS losses"
-                " FROM matches WHERE (player0_id = :p OR player1_id = :p)"
+                " SUM(CASE WHEN (result = '1' AND player0_id = ?)"
+                "   OR (result = '0' AND player1_id = ?) THEN 1 ELSE 0 END) AS losses"
+                " FROM matches WHERE (player0_id = ? OR player1_id = ?)"
                 " AND status <> 'live' AND result IS NOT NULL GROUP BY game",
-                {"p": player_id},
+                (player_id,) * 6,
             )
             rating_rows = await query(
                 conn, f"SELECT {RATING_COLS} FROM ratings WHERE player_id = ?", (player_id,)
@@ -659,27 +670,30 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
 # ---------------------------------------------------------------------- helpers
 
 
-async def _players_by_id(conn: aiosqlite.Connection, ids: Iterable[int]) -> dict[int, Player]:
+async def _players_by_id(conn: Tx, ids: Iterable[int]) -> dict[int, Player]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    # json_each keeps the statement text constant however many ids there are.
+    # One JSON parameter keeps the statement text constant however many ids there are.
     rows = await query(
         conn,
-        f"SELECT {PLAYER_COLS} FROM players WHERE id IN (SELECT value FROM json_each(?))",
+        f"SELECT {PLAYER_COLS} FROM players WHERE id IN ({conn.dialect.ids_from_json})",
         (json.dumps(wanted),),
     )
     return {p.id: p for p in map(decode_player, rows)}
 
 
-async def _get_match(conn: aiosqlite.Connection, match_id: int) -> Match:
-    rows = await query(conn, f"SELECT {MATCH_COLS} FROM matches WHERE id = ?", (match_id,))
+async def _get_match(conn: Tx, match_id: int) -> Match:
+    """The match, locked until the transaction ends (it is read to be changed)."""
+    rows = await query(
+        conn, f"SELECT {MATCH_COLS} FROM matches WHERE id = ?{conn.dialect.lock}", (match_id,)
+    )
     if not rows:
         raise MatchNotFoundError(match_id)
     return decode_match(rows[0])
 
 
-async def _live_match(conn: aiosqlite.Connection, match_id: int) -> Match:
+async def _live_match(conn: Tx, match_id: int) -> Match:
     m = await _get_match(conn, match_id)
     if m.status != "live":
         raise MatchNotLiveError(match_id, m.status)
@@ -687,13 +701,13 @@ async def _live_match(conn: aiosqlite.Connection, match_id: int) -> Match:
 
 
 async def _ratings_for(
-    conn: aiosqlite.Connection, player_ids: Collection[int], game: str
+    conn: Tx, player_ids: Collection[int], game: str
 ) -> dict[int, Rating | None]:
     out: dict[int, Rating | None] = dict.fromkeys(player_ids)
     rows = await query(
         conn,
         f"SELECT {RATING_COLS} FROM ratings WHERE game = ?"
-        " AND player_id IN (SELECT value FROM json_each(?))",
+        f" AND player_id IN ({conn.dialect.ids_from_json})",
         (game, json.dumps(sorted(player_ids))),
     )
     for r in map(decode_rating, rows):

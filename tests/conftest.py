@@ -13,6 +13,25 @@ from engine.agents import registry
 from lobby.pool import EnginePool
 from tests.clock import Clock
 from tests.counting import KIND, register_counting
+from tests.pg import PgServer, running_server
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One PostgreSQL server for the whole session, started by the first test that needs it
+    (tests/pg.py says which package and why)."""
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """What `Store.open` is given, once per backend: a SQLite path whose parent directories
+    do not exist yet, or the URL of a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "nested" / "dir" / "bot.db")
+    server: PgServer = request.getfixturevalue("pg_server")
+    return await server.fresh_database()
 
 
 @pytest.fixture

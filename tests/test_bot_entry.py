@@ -53,3 +53,15 @@ def test_config_reads_env_and_dotenv(tmp_path: Path) -> None:
         bot.Config.from_env({"BOARDBOT_TURN_SECONDS": "soon"}, dotenv)
     with pytest.raises(SystemExit, match="BOARDBOT_DEV_GUILD='my-server' is not a Discord id"):
         bot.Config.from_env({"BOARDBOT_DEV_GUILD": "my-server"}, dotenv)
+
+
+def test_a_database_url_selects_postgresql_and_its_password_stays_out_of_sight(
+    tmp_path: Path,
+) -> None:
+    dotenv = tmp_path / ".env"
+    url = "postgresql://bot:s3cret@db.example:5432/boardbot"
+    config = bot.Config.from_env({"BOARDBOT_DB": "x.db", "BOARDBOT_DATABASE_URL": url}, dotenv)
+    assert config.database == url and "s3cret" not in repr(config)
+    assert bot.Config.from_env({"BOARDBOT_DB": "x.db"}, dotenv).database == "x.db"
+    with pytest.raises(SystemExit, match="BOARDBOT_DATABASE_URL='mysql://bot:\\*\\*\\*@h/b'"):
+        bot.Config.from_env({"BOARDBOT_DATABASE_URL": "mysql://bot:pw@h/b"}, dotenv)

@@ -11,8 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from db.instance import InstanceLock
+from db.instance import InstanceLock, PgInstanceLock
 from engine.games.connect4 import Connect4State
+from tests.pg import PgServer
 from tests.procs import children_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,3 +162,32 @@ def test_a_bad_setting_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"config error: {var}=")
+
+
+def test_a_bad_database_url_is_one_line_without_the_password(tmp_path: Path) -> None:
+    proc = run_bot(
+        tmp_path / "x.db", "", tmp_path, BOARDBOT_DATABASE_URL="postgresql://bot:pw@h:port/x"
+    )
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("config error: BOARDBOT_DATABASE_URL=") and "port" in line
+    assert "pw" not in line
+    url = "postgresql://bot:secret@127.0.0.1:1/boardbot"  # nothing listens on port 1
+    proc = run_bot(tmp_path / "x.db", "", tmp_path, BOARDBOT_DATABASE_URL=url)
+    one_line_error(proc, "cannot use the database postgresql://bot:***@127.0.0.1:1/boardbot")
+    assert "secret" not in proc.stderr
+
+
+async def test_a_second_process_on_the_same_postgres_database_refuses_to_start(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    url = await pg_server.fresh_database()
+    guard = PgInstanceLock(url)
+    await guard.claim()  # as a running bot holds it
+    try:
+        proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, BOARDBOT_DATABASE_URL=url)
+    finally:
+        guard.release()
+    one_line_error(proc, "another bot process", f"boardbot pid {os.getpid()}")
+    proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, BOARDBOT_DATABASE_URL=url)
+    assert proc.returncode == 0, proc.stderr  # released: it starts

@@ -33,7 +33,7 @@ def clean_faults() -> Any:
     faults.reset()
 
 
-async def open_lobby(db: Path, pool: EnginePool, clock: Clock, **config: Any) -> Lobby:
+async def open_lobby(db: Path | str, pool: EnginePool, clock: Clock, **config: Any) -> Lobby:
     store = await Store.open(db, clock=clock)
     config.setdefault("learn_any", True)
     config.setdefault("raw_specs", True)
@@ -46,8 +46,10 @@ async def shut(lobby: Lobby) -> None:
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool, clock: Clock) -> AsyncIterator[Lobby]:
-    lob = await open_lobby(tmp_path / "faults.db", pool, clock)
+async def lobby(store_target: str, pool: EnginePool, clock: Clock) -> AsyncIterator[Lobby]:
+    """A lobby on each backend: the store's faults (BOARDBOT_FAULT's failing writes) and
+    their handling are the same on SQLite and PostgreSQL."""
+    lob = await open_lobby(store_target, pool, clock)
     yield lob
     await shut(lob)
 

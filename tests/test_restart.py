@@ -1,4 +1,5 @@
-"""A real restart: the bot process stops mid-match and a new process continues the same match."""
+"""A real restart: the bot process stops mid-match and a new process continues the same match
+(on each backend: a SQLite file, a PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from db.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def console(db: Path, script: str, cwd: Path) -> str:
+def console(db: str, script: str, cwd: Path) -> str:
+    where = "BOARDBOT_DATABASE_URL" if db.startswith("postgresql://") else "BOARDBOT_DB"
     env = {
         **os.environ,
-        "BOARDBOT_DB": str(db),
+        where: db,
         "BOARDBOT_WORKERS": "1",
         "DISCORD_TOKEN": "",
         "USER": "you",
@@ -35,8 +37,8 @@ def console(db: Path, script: str, cwd: Path) -> str:
     return proc.stdout
 
 
-async def test_a_match_continues_in_a_new_process(tmp_path: Path) -> None:
-    db = tmp_path / "restart.db"
+async def test_a_match_continues_in_a_new_process(tmp_path: Path, store_target: str) -> None:
+    db = store_target
     first = console(db, "/play game:connect4 level:medium\n4\n/quit\n", tmp_path)
     assert "Bot (medium) 🟡 plays" in first
     # Every column is legal after two moves; the new process takes the first line it gets.

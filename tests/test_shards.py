@@ -12,13 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bot
-from db.instance import AlreadyRunning, InstanceLock
+from db.instance import AlreadyRunning, InstanceLock, PgInstanceLock
 from db.shards import Shards, parse_shards
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from lobby.records import Person, Where
 from tests.clock import Clock
+from tests.pg import PgServer
 
 SNOWFLAKES = st.integers(min_value=0, max_value=2**63 - 1)
 
@@ -123,7 +124,7 @@ async def two_pools() -> AsyncIterator[tuple[EnginePool, EnginePool]]:
         await p.close()
 
 
-async def _lobby(path: Path, shard: int, pool: EnginePool, clock: Clock) -> Lobby:
+async def _lobby(path: str, shard: int, pool: EnginePool, clock: Clock) -> Lobby:
     store = await Store.open(path, clock=clock)
     store.shards = Shards(2, frozenset({shard}))
     config = LobbyConfig(seed=3, challenge_cooldown=0, turn_seconds=60, resume_grace=30)
@@ -137,9 +138,9 @@ async def _close(*lobbies: Lobby) -> None:
 
 
 async def test_two_shard_lobbies_on_one_database_touch_only_their_own_matches(
-    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+    store_target: str, two_pools: tuple[EnginePool, EnginePool], clock: Clock
 ) -> None:
-    path = tmp_path / "shared.db"
+    path = store_target  # a SQLite file or a PostgreSQL database
     lobbies = [await _lobby(path, s, two_pools[s], clock) for s in (0, 1)]
     mine: dict[int, list[int]] = {0: [], 1: []}
     people = [Person("user", n, f"p{n}") for n in range(1, 9)]
@@ -173,9 +174,9 @@ async def test_two_shard_lobbies_on_one_database_touch_only_their_own_matches(
 
 
 async def test_an_agent_turn_runs_only_in_the_process_that_owns_its_guild(
-    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+    store_target: str, two_pools: tuple[EnginePool, EnginePool], clock: Clock
 ) -> None:
-    path = tmp_path / "shared.db"
+    path = store_target  # a SQLite file or a PostgreSQL database
     idle = EnginePool(workers=0)  # never started: the bot's first move waits, as if killed
     owner = await _lobby(path, 1, idle, clock)
     where = Where(guild_on(1, 2), 77, 5000)
@@ -225,9 +226,9 @@ async def test_a_sharded_bot_answers_through_discord_dispatch(
 
 
 async def test_a_lease_has_one_holder_until_it_lapses_or_is_dropped(
-    tmp_path: Path, clock: Clock
+    store_target: str, clock: Clock
 ) -> None:
-    async with Store.open(tmp_path / "l.db", clock=clock) as store:
+    async with Store.open(store_target, clock=clock) as store:
         assert await store.take_lease("learning", "a", 30)
         assert not await store.take_lease("learning", "b", 30)
         clock.now += 20
@@ -246,12 +247,12 @@ async def test_a_lease_has_one_holder_until_it_lapses_or_is_dropped(
 
 @pytest.mark.usefixtures("counting")
 async def test_one_shard_process_learns_and_trains_for_all(
-    tmp_path: Path, two_pools: tuple[EnginePool, EnginePool], clock: Clock
+    store_target: str, two_pools: tuple[EnginePool, EnginePool], clock: Clock
 ) -> None:
     from lobby.errors import BadRequest
     from tests.counting import KIND
 
-    path = tmp_path / "shared.db"
+    path = store_target  # a SQLite file or a PostgreSQL database
     lobbies = []
     for shard in (0, 1):
         store = await Store.open(path, clock=clock)
@@ -295,3 +296,32 @@ async def test_one_shard_process_learns_and_trains_for_all(
     info = await second.store.memory_info(KIND, "default")
     assert info is not None and info.games_trained == 22
     await _close(second)
+
+
+async def test_the_postgres_guard_allows_disjoint_shard_sets_and_refuses_overlaps(
+    pg_server: PgServer,
+) -> None:
+    url = await pg_server.fresh_database()
+    low = PgInstanceLock(url, Shards(4, frozenset({0, 1})))
+    high = PgInstanceLock(url, Shards(4, frozenset({2, 3})))
+    await low.claim()
+    await high.claim()
+    for shards, words in (
+        (Shards(4, frozenset({1, 2})), "runs shard 1"),
+        (None, "already using"),
+        (Shards(8, frozenset({7})), "as 4 shards, this one as 8"),
+    ):
+        with pytest.raises(AlreadyRunning, match=words):
+            await PgInstanceLock(url, shards).claim()
+    low.release()
+    high.release()
+    whole = PgInstanceLock(url)
+    for _ in range(50):  # the server drops a terminated session's locks a moment later
+        try:
+            await whole.claim()
+            break
+        except AlreadyRunning:
+            await asyncio.sleep(0.05)
+    with pytest.raises(AlreadyRunning, match="runs every guild"):
+        await PgInstanceLock(url, Shards(4, frozenset({0}))).claim()
+    whole.release()

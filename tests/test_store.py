@@ -1,4 +1,5 @@
-"""Tests for db.Store against real SQLite files (tmp_path)."""
+"""Tests for db.Store, each against both backends: a real SQLite file (tmp_path) and a real
+PostgreSQL database (a fresh one per test on the session's server, tests/pg.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from db import (
     Match,
     MatchNotFoundError,
     MatchNotLiveError,
+    MemoryWrite,
     MigrationError,
     Player,
     PlayerNotFoundError,
@@ -32,20 +34,41 @@ from db import (
 )
 from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, split_statements
 from db.models import MatchKind, MatchStatus, Result
+from db.sqlite import SqliteBackend
+from tests.pg import PgServer
 
 MU, SIGMA = 25.0, 25.0 / 3
 
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
+    """For the SQLite-only tests."""
     return tmp_path / "nested" / "dir" / "bot.db"  # parent dirs do not exist yet
 
 
 @pytest.fixture
-async def store(store_path: Path) -> AsyncIterator[Store]:
-    s = await Store.open(store_path)
+async def store(store_target: str) -> AsyncIterator[Store]:
+    s = await Store.open(store_target)
     yield s
     await s.close()
+
+
+def _postgres(target: str) -> bool:
+    return target.startswith("postgresql://")
+
+
+async def _set_schema_version(target: str, version: int) -> None:
+    """Write a schema version behind the store's back (as a newer bot would)."""
+    if _postgres(target):
+        import asyncpg
+
+        conn = await asyncpg.connect(target)
+        await conn.execute("UPDATE boardbot_schema SET version = $1", version)
+        await conn.close()
+    else:
+        with sqlite3.connect(target) as raw:
+            raw.execute(f"PRAGMA user_version = {version}")
+        raw.close()
 
 
 async def _people(store: Store) -> tuple[Player, Player, Player]:
@@ -75,7 +98,9 @@ async def _rating(store: Store, player_id: int, game: str) -> Rating | None:
 
 
 async def _pragmas(store: Store) -> dict[str, object]:
-    conn = store._require_open()  # low-level check of the store's own connection
+    backend = store.backend
+    assert isinstance(backend, SqliteBackend)
+    conn = backend.connection  # low-level check of the store's own connection
     out: dict[str, object] = {}
     for pragma in ("user_version", "journal_mode", "foreign_keys", "synchronous", "busy_timeout"):
         rows = list(await conn.execute_fetchall(f"PRAGMA {pragma}"))
@@ -135,11 +160,16 @@ async def _play_rated(
 # ---------------------------------------------------------------- schema & connection
 
 
-async def test_fresh_file_is_migrated_with_wal_and_foreign_keys(
-    store: Store, store_path: Path
-) -> None:
+async def test_a_fresh_database_is_migrated(store: Store) -> None:
+    assert await store.backend.schema_version() == LATEST_VERSION
+
+
+# SQLite only: pragmas are SQLite's (PostgreSQL's durability and locking are the server's).
+async def test_fresh_file_is_migrated_with_wal_and_foreign_keys(store_path: Path) -> None:
+    store = await Store.open(store_path)
     assert store_path.exists()
     diag = await _pragmas(store)
+    await store.close()
     assert diag["user_version"] == LATEST_VERSION
     assert diag["journal_mode"] == "wal"
     assert diag["foreign_keys"] == 1
@@ -147,30 +177,49 @@ async def test_fresh_file_is_migrated_with_wal_and_foreign_keys(
     assert diag["busy_timeout"] == 5000
 
 
-async def test_reopen_is_idempotent(store_path: Path) -> None:
-    async with Store.open(store_path) as s:
+async def test_reopen_is_idempotent(store_target: str) -> None:
+    async with Store.open(store_target) as s:
         await s.get_or_create_user(1, "x")
-    async with Store.open(store_path) as s:  # migrations must not re-run
-        assert (await _pragmas(s))["user_version"] == LATEST_VERSION
+    async with Store.open(store_target) as s:  # migrations must not re-run
+        assert await s.backend.schema_version() == LATEST_VERSION
         assert (await s.find_user(1)) is not None
-    async with await Store.open(store_path) as s:  # awaited form is a context manager too
+    async with await Store.open(store_target) as s:  # awaited form is a context manager too
         assert not s.closed
     assert s.closed
-    store = await Store.open(store_path)
+    store = await Store.open(store_target)
     await store.close()
     await store.close()  # idempotent
     with pytest.raises(StoreClosedError):
         await store.get_player(1)
 
 
-async def test_newer_schema_version_is_refused(store_path: Path) -> None:
-    async with Store.open(store_path):
+async def test_newer_schema_version_is_refused(store_target: str) -> None:
+    async with Store.open(store_target):
         pass
-    with sqlite3.connect(store_path) as raw:
-        raw.execute(f"PRAGMA user_version = {LATEST_VERSION + 5}")
-    raw.close()
+    await _set_schema_version(store_target, LATEST_VERSION + 5)
     with pytest.raises(SchemaTooNewError, match="upgrade the bot"):
-        await Store.open(store_path)
+        await Store.open(store_target)
+
+
+async def test_failed_migration_is_rolled_back_on_postgres(pg_server: PgServer) -> None:
+    import asyncpg
+
+    from db.pg_migrations import PG_MIGRATIONS, apply_pg_migrations, schema_version
+
+    url = await pg_server.fresh_database()
+    bad = [
+        *PG_MIGRATIONS,
+        (LATEST_VERSION + 1, "CREATE TABLE t2 (x int); INSERT INTO nope VALUES (1);"),
+    ]
+    conn = await asyncpg.connect(url)
+    try:
+        with pytest.raises(MigrationError, match="rolled back"):
+            await apply_pg_migrations(conn, url, bad)
+        assert await schema_version(conn) == LATEST_VERSION  # the earlier ones committed
+        assert await conn.fetchval("SELECT to_regclass('t2')") is None
+        assert await conn.fetchval("SELECT to_regclass('players')") is not None
+    finally:
+        await conn.close()
 
 
 async def test_failed_migration_is_rolled_back(tmp_path: Path) -> None:
@@ -197,21 +246,31 @@ def test_split_statements_handles_triggers_and_strings() -> None:
     assert "CREATE TRIGGER" in stmts[1] and stmts[1].endswith("END;")
 
 
-async def test_foreign_keys_and_ply_trigger_are_enforced(store: Store) -> None:
-    conn = store._require_open()  # low-level check of the store's own connection
-    with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
-        await conn.execute(
-            "INSERT INTO ratings (player_id, game, mu, sigma, updated_at)"
-            " VALUES (999, 'connect4', 25, 8, 0)"
-        )
+async def test_foreign_keys_unique_keys_and_ply_trigger_are_enforced(store: Store) -> None:
+    # Low-level writes through the store's own transactions: the schema's own checks, and
+    # the error type each backend's violation arrives as.
+    with pytest.raises(sqlite3.IntegrityError, match=r"(?i)FOREIGN KEY"):
+        async with store._write("test") as conn:
+            await conn.execute(
+                "INSERT INTO ratings (player_id, game, mu, sigma, updated_at)"
+                " VALUES (999, 'connect4', 25, 8, 0)"
+            )
     alice, bob, _ = await _people(store)
+    with pytest.raises(sqlite3.IntegrityError, match=r"(?i)unique"):
+        async with store._write("test") as conn:
+            await conn.execute(
+                "INSERT INTO players (kind, discord_id, display_name, created_at, updated_at)"
+                " VALUES ('user', ?, 'again', 0, 0)",
+                (alice.discord_id,),
+            )
     m = await store.create_match("connect4", "pvp", alice.id, bob.id)
     with pytest.raises(sqlite3.IntegrityError, match=r"matches\.ply"):
-        await conn.execute(
-            "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
-            " VALUES (?, 5, 'a', ?, 0)",
-            (m.id, alice.id),
-        )
+        async with store._write("test") as conn:
+            await conn.execute(
+                "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
+                " VALUES (?, 5, 'a', ?, 0)",
+                (m.id, alice.id),
+            )
     with pytest.raises(PlayerNotFoundError):
         await store.create_match("connect4", "pvp", alice.id, 999)
 
@@ -484,8 +543,8 @@ async def test_agent_memory_batch_roundtrip(store: Store) -> None:
 # ---------------------------------------------------------------- durability & corruption
 
 
-async def test_reopen_sees_everything(store_path: Path) -> None:
-    async with Store.open(store_path) as s:
+async def test_reopen_sees_everything(store_target: str) -> None:
+    async with Store.open(store_target) as s:
         alice, _, bot = await _people(s)
         m = await s.create_match("connect4", "pve", alice.id, bot.id, rated=True, guild_id=7)
         await s.append_move(m.id, 0, "d", alice.id)
@@ -504,7 +563,7 @@ async def test_reopen_sees_everything(store_path: Path) -> None:
         )
         await s.memory_put("q", "n", [(b"k", b"v")])
 
-    async with Store.open(store_path) as s:
+    async with Store.open(store_target) as s:
         assert [x.id for x in await s.live_matches()] == [live.id]
         restored = await s.get_match(live.id)
         assert restored is not None and restored.ply == 1 and restored.options == {"level": 3}
@@ -519,6 +578,7 @@ async def test_reopen_sees_everything(store_path: Path) -> None:
         assert (await s.get_or_create_user(111, "alice")).id == alice.id
 
 
+# SQLite only: PostgreSQL's column types and checks cannot be switched off to write such rows.
 async def test_corrupt_rows_raise_naming_the_row(store_path: Path) -> None:
     async with Store.open(store_path) as s:
         alice, bob, _ = await _people(s)
@@ -543,8 +603,8 @@ async def test_corrupt_rows_raise_naming_the_row(store_path: Path) -> None:
             await s.player_stats(alice.id)
 
 
-async def test_an_analysis_is_kept_once_per_match_by_version(store_path: Path) -> None:
-    store = await Store.open(store_path)
+async def test_an_analysis_is_kept_once_per_match_by_version(store_target: str) -> None:
+    store = await Store.open(store_target)
     alice, bob, _ = await _people(store)
     m = await store.create_match("connect4", "pvp", alice.id, bob.id)
     assert await store.get_analysis(m.id, 1) is None
@@ -556,7 +616,7 @@ async def test_an_analysis_is_kept_once_per_match_by_version(store_path: Path) -
     with pytest.raises(ValueError):
         await store.put_analysis(m.id, 3, {"x": float("nan")})  # not JSON: nothing written
     await store.close()
-    store = await Store.open(store_path)  # a restart keeps it
+    store = await Store.open(store_target)  # a restart keeps it
     assert await store.get_analysis(m.id, 2) == {"moves": []}
     await store.close()
 
@@ -591,3 +651,49 @@ async def test_each_rated_finish_adds_to_the_rating_history_in_its_transaction(
     ]
     assert points[-1].ordinal == 28.0 - 21.0
     assert [p.games for p in await store.rating_history(alice.id, limit=1)] == [2]
+
+
+# ---------------------------------------------------------------- what the dialects spell apart
+
+
+async def test_hints_starters_counters_and_the_outbox_read_the_same_on_both(store: Store) -> None:
+    """The SQL each backend writes its own way (JSON in a column, the larger of two values,
+    ids given as a JSON array) gives the same answers."""
+    alice, bob, bot = await _people(store)
+    m = await store.create_match(
+        "connect4", "pve", alice.id, bot.id, rated=True, options={"starter": {"ident": 111}}
+    )
+    await store.create_match(
+        "connect4", "pve", bob.id, bot.id, options={"starter": {"ident": "111"}}
+    )
+    assert await store.count_live("pve", starter=111) == 1  # a number is not its text
+    assert await store.count_live("pve", starter="111") == 1
+    assert await store.count_live("pve", starter=222) == 0
+    hinted = await store.use_hint(m.id)
+    hinted = await store.use_hint(m.id)
+    assert hinted.options == {"starter": {"ident": 111}, "hints": 2} and not hinted.rated
+
+    await store.memory_apply([MemoryWrite("q", "n", {b"k": b"1"}, 3, "matches")])
+    await store.memory_apply([MemoryWrite("q", "n", {b"k": b"2"}, 2, "matches")])
+    await store.memory_apply([MemoryWrite("q", "n", {}, 4, "trained")])
+    info = await store.memory_info("q", "n")
+    assert info is not None and (info.games_trained, info.meta) == (9, {"matches": 5, "trained": 4})
+    assert await store.memory_get("q", "n") == {b"k": b"2"}
+
+    done = await store.commit_step(
+        m.id, 0, (), finish=Finish("abandoned", None, "stopped"), outbox=[("a", {}), ("b", {})]
+    )
+    first, second = await store.outbox_pending()
+    await store.outbox_failed(first.id, "once")
+    await store.outbox_failed(second.id, "for good", final=True)
+    [left] = await store.outbox_pending()
+    assert (left.id, left.attempts, left.last_error, left.match_id) == (
+        first.id,
+        1,
+        "once",
+        done.id,
+    )
+    assert await store.memory_apply([], outbox_id=second.id)
+    assert not await store.memory_apply([], outbox_id=second.id)  # once only
+    assert await store.outbox_done(first.id) and not await store.outbox_done(first.id)
+    assert await store.outbox_pending(max_attempts=100) == []

@@ -1,0 +1,173 @@
+"""`python bot.py migrate --from sqlite:PATH --to postgresql://...`: a SQLite file with
+matches, moves, ratings and memory copied into the test PostgreSQL server, counts and
+checksums equal; a second run, or a target that is not empty, refused in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from db import Finish, MemoryWrite, NewMove, Rating, Store
+from db.copy import TABLES, _canonical, _Sum
+from tests.pg import PgServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def migrate(source: str, target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bot.py"), "migrate", "--from", source, "--to", target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BOARDBOT_FAULT": ""},
+    )
+
+
+def one_line(proc: subprocess.CompletedProcess[str], code: int, *words: str) -> str:
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return lines[0]
+
+
+async def _fill(path: Path) -> None:
+    """A database as a season of play leaves it: finished and live matches with their moves,
+    ratings and their history, a challenge, an analysis, the outbox and learned memory."""
+    async with Store.open(path) as s:
+        alice = await s.get_or_create_user(111, "alice")
+        bob = await s.get_or_create_user(222, "bob")
+        bot = await s.get_or_create_agent("connect4:medium", "Medium bot")
+        for i in range(3):
+            m = await s.create_match("connect4", "pvp", alice.id, bob.id, rated=True, guild_id=7)
+            for ply, move in enumerate("4453"):
+                await s.append_move(m.id, ply, move, (alice, bob)[ply % 2].id, think_ms=ply)
+            ratings = [
+                Rating(alice.id, "connect4", 26.0 + i, 8.0 - i / 3, i + 1, i + 1, 0, 0),
+                Rating(bob.id, "connect4", 24.0 - i, 8.0 - i / 3, i + 1, 0, 0, i + 1),
+            ]
+            await s.commit_step(
+                m.id,
+                4,
+                [NewMove("3", alice.id, 12, None)],
+                finish=Finish("finished", "0", "connect", ratings),
+                outbox=[("learn", {"match": m.id})],
+            )
+        live = await s.create_match("othello", "pve", bot.id, alice.id, options={"level": 3})
+        await s.append_move(live.id, 0, "f5", bot.id)
+        challenge = await s.create_challenge("connect4", alice.id, bob.id, 1e12)
+        await s.close_challenge(challenge.id, "declined")
+        await s.put_analysis(1, 1, {"moves": [{"ply": 0, "verdict": "best"}]})
+        await s.set_aside(live.id, "test")
+        items: list[tuple[bytes | str, bytes]] = [
+            (i.to_bytes(4, "little"), hashlib.sha256(bytes([i % 256])).digest())
+            for i in range(3000)
+        ]
+        await s.memory_put("qlearn", "c4", items, games_trained_delta=3, meta={"eps": 0.1})
+        await s.memory_apply([MemoryWrite("mcts", "oth", {b"k": b"\x00\xff"}, 2, "wins")])
+
+
+def _sqlite_counts(path: Path) -> dict[str, int]:
+    raw = sqlite3.connect(path)
+    counts = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+    raw.close()
+    return counts
+
+
+async def _pg_counts(url: str) -> dict[str, int]:
+    conn = await asyncpg.connect(url)
+    counts = {t: await conn.fetchval(f"SELECT count(*) FROM {t}") for t in TABLES}
+    await conn.close()
+    return counts
+
+
+async def test_a_sqlite_database_is_copied_whole_and_verified(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    path = tmp_path / "bot.db"
+    await _fill(path)
+    url = await pg_server.fresh_database()
+    proc = migrate(f"sqlite:{path}", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    counts = _sqlite_counts(path)
+    assert counts["moves"] == 16 and counts["agent_memory"] == 3001 and counts["outbox"] == 3
+    assert await _pg_counts(url) == counts
+    for table in TABLES:  # one line per table: its count and checksum, equal on both sides
+        assert f"{table}: {counts[table]} rows, checksum " in proc.stdout
+    assert f"copied {sum(counts.values())} rows" in proc.stdout
+    assert "every table's count and checksum are equal" in proc.stdout
+
+    # The copy is the same data as the store reads it, and the bot carries on from it.
+    async with Store.open(path) as lite, Store.open(url) as pg:
+        alice = await lite.find_user(111)
+        assert alice is not None and await pg.find_user(111) == alice
+        assert await pg.history(alice.id) == await lite.history(alice.id)
+        assert await pg.leaderboard("connect4") == await lite.leaderboard("connect4")
+        assert await pg.rating_history(alice.id) == await lite.rating_history(alice.id)
+        assert await pg.moves(1) == await lite.moves(1)
+        assert await pg.live_matches() == await lite.live_matches() == []  # set aside
+        assert await pg.set_aside_matches() == await lite.set_aside_matches()
+        assert await pg.outbox_pending() == await lite.outbox_pending()
+        assert await pg.get_analysis(1, 1) == await lite.get_analysis(1, 1)
+        assert await pg.memory_get("qlearn", "c4") == await lite.memory_get("qlearn", "c4")
+        assert await pg.memory_list() == await lite.memory_list()
+        assert await pg.last_challenge_between(1, 2) == await lite.last_challenge_between(1, 2)
+        carol = await pg.get_or_create_user(333, "carol")  # new ids follow the copied ones
+        assert carol.id == 4
+        m = await pg.create_match("connect4", "pvp", carol.id, alice.id)
+        assert m.id == 5
+        with pytest.raises(sqlite3.IntegrityError, match=r"matches\.ply"):  # trigger back on
+            async with pg._write("test") as conn:
+                await conn.execute(
+                    "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
+                    " VALUES (?, 3, 'a', ?, 0)",
+                    (m.id, carol.id),
+                )
+
+    # A second run finds the target full: one line, nothing changed.
+    line = one_line(migrate(f"sqlite:{path}", url), 1, "is not empty", "players: 4")
+    assert "new, empty database" in line
+    assert (await _pg_counts(url))["players"] == 4
+
+
+async def test_a_target_the_bot_already_uses_is_refused(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    path = tmp_path / "bot.db"
+    await _fill(path)
+    url = await pg_server.fresh_database()
+    async with Store.open(url) as pg:
+        await pg.get_or_create_local("someone")
+    one_line(migrate(f"sqlite:{path}", url), 1, "is not empty", "players: 1")
+    one_line(migrate(f"sqlite:{tmp_path / 'none.db'}", url), 1, "no SQLite database at")
+    assert not (tmp_path / "none.db").exists()
+    one_line(migrate(str(path), url), 2, "expected sqlite:PATH")
+    newer = tmp_path / "newer.db"  # a table from a version of the bot the copy does not know
+    await (await Store.open(newer)).close()
+    raw = sqlite3.connect(newer)
+    raw.execute("CREATE TABLE tournaments (id INTEGER PRIMARY KEY)")
+    raw.close()
+    one_line(migrate(f"sqlite:{newer}", await pg_server.fresh_database()), 1, "tournaments")
+    one_line(migrate(f"sqlite:{path}", "mysql://x/y"), 2, "postgresql://")
+
+
+def test_the_checksum_sees_values_not_their_driver_types() -> None:
+    kinds = ["bigint", "double precision", "text", "bytea"]
+    a, b, c = _Sum(kinds), _Sum(kinds), _Sum(kinds)
+    a.add((1, 2, "x", b"\x00"))
+    a.add((2, 2.5, None, b""))
+    b.add((2, 2.5, None, b""))  # another order, and 2.0 for SQLite's 2 in a REAL column
+    b.add((1, 2.0, "x", b"\x00"))
+    c.add((1, 2, "x", b"\x01"))  # one byte differs
+    c.add((2, 2.5, None, b""))
+    assert (a.rows, a.hex) == (b.rows, b.hex) and a.hex != c.hex
+    assert _canonical(None, "text") != _canonical("", "text") != _canonical(b"", "bytea")
