@@ -46,6 +46,8 @@ ETC_EMPTIES = 10
 """At least this many empties: enhanced transposition cut-offs."""
 SORT_SEARCH_EMPTIES = 21
 """At least this many empties: moves are ordered by a shallow search with the evaluation."""
+ASPIRATION_STEP = 4
+"""After a root window fails, the next is this far past the bound it returned."""
 
 MAX_PLY = 80
 MAX_MOVES = 36
@@ -929,6 +931,73 @@ def _pvs(
 
 
 @kernel
+def _aspiration(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    keys: U64Array,
+    vals: I8Array,
+    stats: I64Array,
+    mv: I64Array,
+    fl: U64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
+    """`_pvs` at the root for a wide window, as a series of narrow ones.
+
+    Null-window searches prove much less than a wide one (the FFO #40-#44 trees are a third
+    smaller with the exact score's window (s - 1, s + 1) than with (-64, 64)), so the score is
+    narrowed down by windows (g - 1, g + 1): first g = 0 (win, draw or loss), then
+    `ASPIRATION_STEP` past the fail-soft bound while only one side is known, then halfway
+    between the bounds, until they meet or leave (alpha, beta). Scores are even, so each
+    window tells "above g", "below g" or "exactly g".
+
+    The proven bounds and the best move are kept in the root's table entry, so a search the
+    node limit interrupted (and the driver calls again) resumes from them.
+    """
+    lo = -64
+    hi = 64
+    best_move = -1
+    s = _slot(me, opp, keys.shape[0])
+    e = _find(me, opp, s, keys, vals)
+    if e >= 0:
+        lo = int(vals[e, 0])
+        hi = int(vals[e, 1])
+        best_move = int(vals[e, 2])
+    while True:
+        if lo >= beta or lo == hi:
+            stats[_BEST] = best_move
+            return lo
+        if hi <= alpha:
+            return hi
+        # the next window from the bounds alone (a resumed search takes the same steps)
+        if lo == -64 and hi == 64:
+            g = 0
+        elif hi == 64:
+            g = lo + ASPIRATION_STEP
+        elif lo == -64:
+            g = hi - ASPIRATION_STEP
+        else:
+            g = lo + 2 * ((hi - lo) // 4)
+        # inside the known bounds (progress) and the caller's window
+        g = min(max(g, lo, alpha + 1), hi, beta - 1)
+        a = max(g - 1, alpha)
+        b = min(g + 1, beta)
+        v = _pvs(me, opp, a, b, 0, keys, vals, stats, mv, fl, table)
+        if stats[_ABORT]:
+            return 0
+        if v >= b:
+            lo = v
+            best_move = int(stats[_BEST])
+        elif v <= a:
+            hi = v
+        else:
+            lo = v
+            hi = v
+            best_move = int(stats[_BEST])
+
+
+@kernel
 def solve_root(
     me: np.uint64,
     opp: np.uint64,
@@ -946,7 +1015,9 @@ def solve_root(
     n_empty = 64 - popcnt(me | opp)
     stats[_BEST] = -1
     if n_empty > SHALLOW_EMPTIES:
-        return _pvs(me, opp, alpha, beta, 0, keys, vals, stats, mv, fl, table)
+        if beta - alpha <= 2 or legal_mask(me, opp) == ZERO:
+            return _pvs(me, opp, alpha, beta, 0, keys, vals, stats, mv, fl, table)
+        return _aspiration(me, opp, alpha, beta, keys, vals, stats, mv, fl, table)
     # small positions: try each root move with the small solvers
     moves = legal_mask(me, opp)
     if moves == ZERO:
@@ -986,4 +1057,5 @@ def hint_move(me: np.uint64, opp: np.uint64, move: int, keys: U64Array, vals: I8
         if vals[e, 2] < 0:
             vals[e, 2] = move
         return
-    _store(me, opp, s, 64 - popcnt(me | opp), -64, 64, -64, move, keys, vals)
+    # a new entry with no bounds (-64, 64): only the move
+    _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, keys, vals)
