@@ -654,18 +654,36 @@ def _store(
 # -- the shallow layer ------------------------------------------------------------------------
 
 
-@_typed(types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64[::1]))
-def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array) -> int:
+@_typed(
+    types.int64(
+        types.uint64, types.uint64, types.int64, types.int64, types.int64[::1], types.uint8[::1]
+    )
+)
+def _shallow(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    stats: I64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
     """Alpha-beta with 5..SHALLOW_EMPTIES empties: odd quadrants first, no table."""
     stats[_NODES] += 1
     occ = me | opp
     empty = ~occ
     n_empty = 64 - popcnt(occ)
+    # stability cut-off, as in _pvs
+    if alpha >= STABILITY_THRESHOLD[n_empty]:
+        top = 64 - 2 * popcnt(stable_discs(opp, me, table))
+        if top <= alpha:
+            return top
+        if top < beta:
+            beta = top
     moves = legal_mask(me, opp)
     if moves == ZERO:
         if legal_mask(opp, me) == ZERO:
             return _final(me, opp)
-        return -_shallow(opp, me, -beta, -alpha, stats)
+        return -_shallow(opp, me, -beta, -alpha, stats, table)
     odd = _odd_mask(empty)
     best = _NONE
     for group in range(2):
@@ -680,7 +698,7 @@ def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Arr
             if n_empty == 5:
                 v = -_solve4_entry(c_me, c_opp, -beta, -alpha, stats)
             else:
-                v = -_shallow(c_me, c_opp, -beta, -alpha, stats)
+                v = -_shallow(c_me, c_opp, -beta, -alpha, stats, table)
             if v > best:
                 best = v
                 if v > alpha:
@@ -691,11 +709,18 @@ def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Arr
 
 
 @kernel
-def _below(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array) -> int:
+def _below(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    stats: I64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
     """Exact score of a position with at most SHALLOW_EMPTIES empties (and at least one)."""
     n_empty = 64 - popcnt(me | opp)
     if n_empty > 4:
-        return _shallow(me, opp, alpha, beta, stats)
+        return _shallow(me, opp, alpha, beta, stats, table)
     empty = ~(me | opp)
     if n_empty == 4:
         return _solve4_entry(me, opp, alpha, beta, stats)
@@ -903,7 +928,7 @@ def _pvs(
         c_me = opp ^ f
         c_opp = me | f | (ONE << np.uint64(sq))
         if n_empty - 1 <= SHALLOW_EMPTIES:
-            v = -_below(c_me, c_opp, -beta, -alpha, stats)
+            v = -_below(c_me, c_opp, -beta, -alpha, stats, table)
         elif i == 0:
             v = -_pvs(c_me, c_opp, -beta, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
         else:
@@ -1027,7 +1052,7 @@ def solve_root(
         stats[_BEST] = PASS_MOVE
         if n_empty == 0:
             return _final(me, opp)
-        return -_below(opp, me, -beta, -alpha, stats)
+        return -_below(opp, me, -beta, -alpha, stats, table)
     best = _NONE
     stats[_NODES] += 1
     while moves:
@@ -1037,7 +1062,11 @@ def solve_root(
         f = flip(me, opp, sq)
         c_me = opp ^ f
         c_opp = me | f | bit
-        v = -_final(c_me, c_opp) if n_empty == 1 else -_below(c_me, c_opp, -beta, -alpha, stats)
+        v = (
+            -_final(c_me, c_opp)
+            if n_empty == 1
+            else -_below(c_me, c_opp, -beta, -alpha, stats, table)
+        )
         if v > best:
             best = v
             stats[_BEST] = sq
