@@ -9,9 +9,10 @@ squares, each with the speed-ups that pay at its size (details: docs/agents.md):
 * above: a transposition table (lower and upper bounds), fastest-first ordering (fewest
   opponent replies, corners counted twice, few discs next to empty squares, odd quadrants),
   stability cut-offs and, from `ETC_EMPTIES`, enhanced transposition cut-offs; from
-  `SORT_SEARCH_EMPTIES` the moves are ordered by a shallow search with the static evaluation.
+  `SORT_SEARCH_EMPTIES` a shallow search with the static evaluation adds to that order.
 
-The root is `solve_root`: (score, best move in stats[_BEST]) for a window. Node counting and the
+The root is `solve_root`: (score, best move in stats[_BEST]) for a window; a wide window is
+solved as a series of narrow ones (`_aspiration`). Node counting and the
 node limit (stats[_LIMIT], stats[_ABORT]) work as in `minimax.py`'s kernels, so the same chunked,
 deadline-checked driver runs both.
 """
@@ -44,8 +45,9 @@ TT_EMPTIES = 8
 """At least this many empties: the transposition table is used."""
 ETC_EMPTIES = 10
 """At least this many empties: enhanced transposition cut-offs."""
-SORT_SEARCH_EMPTIES = 21
-"""At least this many empties: moves are ordered by a shallow search with the evaluation."""
+SORT_SEARCH_EMPTIES = 18
+"""At least this many empties: a shallow search with the evaluation (depth 1 at 18-20 empties,
+2 at 21-23, ...) adds to the fastest-first order."""
 ASPIRATION_STEP = 4
 """After a root window fails, the next is this far past the bound it returned."""
 
@@ -667,7 +669,8 @@ def _shallow(
     stats: I64Array,
     table: npt.NDArray[np.uint8],
 ) -> int:
-    """Alpha-beta with 5..SHALLOW_EMPTIES empties: odd quadrants first, no table."""
+    """Alpha-beta with 5..SHALLOW_EMPTIES empties: odd quadrants first, no transposition
+    table, the stability cut-off."""
     stats[_NODES] += 1
     occ = me | opp
     empty = ~occ
@@ -880,9 +883,9 @@ def _pvs(
     # the move list
     odd = _odd_mask(~occ)
     n = 0
-    sort_depth = 0
+    sort_depth = -1
     if n_empty >= SORT_SEARCH_EMPTIES:
-        sort_depth = 2
+        sort_depth = (n_empty - 15) // 3
     while moves:
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
@@ -892,10 +895,12 @@ def _pvs(
         fl[ply, n] = f
         if sq == tt_move:
             mv[ply, 1, n] = 1 << 40
-        elif sort_depth > 0:
-            mv[ply, 1, n] = -_sort_search(opp ^ f, me | f | bit, sort_depth, -(1 << 30), 1 << 30)
         else:
             mv[ply, 1, n] = _order_score(me, opp, sq, f, odd, n_empty)
+            if sort_depth >= 0:
+                # the evaluation only breaks near-ties of fastest first: alone it orders worse
+                ev = -_sort_search(opp ^ f, me | f | bit, sort_depth, -(1 << 30), 1 << 30)
+                mv[ply, 1, n] += ev >> 4
         n += 1
     # enhanced transposition cut-off: a child whose table bound already refutes this node
     if n_empty >= ETC_EMPTIES and ply > 0:
