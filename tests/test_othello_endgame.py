@@ -169,6 +169,17 @@ def test_stable_discs_never_flip() -> None:
     assert marked > 100
 
 
+def test_last_flip_counts_match_the_flips() -> None:
+    # the table count of the last move against the full flip, on random full boards
+    rng = random.Random(17)
+    for _ in range(3000):
+        sq = rng.randrange(64)
+        me = rng.getrandbits(64) & ~(1 << sq)
+        opp = ~me & ~(1 << sq) & (1 << 64) - 1
+        f = int(endgame.flip(np.uint64(me), np.uint64(opp), sq))
+        assert endgame.count_last_flip(np.uint64(me), sq) == f.bit_count()
+
+
 # -- the agents -------------------------------------------------------------------------------
 
 

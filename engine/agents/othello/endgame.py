@@ -9,9 +9,10 @@ squares, each with the speed-ups that pay at its size (details: docs/agents.md):
 * above: a transposition table (lower and upper bounds), fastest-first ordering (fewest
   opponent replies, corners counted twice, few discs next to empty squares, odd quadrants),
   stability cut-offs and, from `ETC_EMPTIES`, enhanced transposition cut-offs; from
-  `SORT_SEARCH_EMPTIES` the moves are ordered by a shallow search with the static evaluation.
+  `SORT_SEARCH_EMPTIES` a shallow search with the static evaluation adds to that order.
 
-The root is `solve_root`: (score, best move in stats[_BEST]) for a window. Node counting and the
+The root is `solve_root`: (score, best move in stats[_BEST]) for a window; a wide window is
+solved as a series of narrow ones (`_aspiration`). Node counting and the
 node limit (stats[_LIMIT], stats[_ABORT]) work as in `minimax.py`'s kernels, so the same chunked,
 deadline-checked driver runs both.
 """
@@ -44,8 +45,11 @@ TT_EMPTIES = 8
 """At least this many empties: the transposition table is used."""
 ETC_EMPTIES = 10
 """At least this many empties: enhanced transposition cut-offs."""
-SORT_SEARCH_EMPTIES = 21
-"""At least this many empties: moves are ordered by a shallow search with the evaluation."""
+SORT_SEARCH_EMPTIES = 18
+"""At least this many empties: a shallow search with the evaluation (depth 1 at 18-20 empties,
+2 at 21-23, ...) adds to the fastest-first order."""
+ASPIRATION_STEP = 4
+"""After a root window fails, the next is this far past the bound it returned."""
 
 MAX_PLY = 80
 MAX_MOVES = 36
@@ -266,18 +270,63 @@ def _final(me: np.uint64, opp: np.uint64) -> int:
     return 0
 
 
+def _count_flip_table() -> npt.NDArray[np.int64]:
+    """COUNT_FLIP[x, p]: the discs a disc on position x of a full line flips along it, where
+    bit i of p says position i holds the mover's disc (every other position, the opponent's;
+    positions past a short line's end read 0, so nothing is outflanked there)."""
+    out = np.zeros((8, 256), dtype=np.int64)
+    for x in range(8):
+        for p in range(256):
+            n = 0
+            for step in (1, -1):
+                y = x + step
+                while 0 <= y < 8 and not p >> y & 1:
+                    y += step
+                if 0 <= y < 8:
+                    n += abs(y - x) - 1
+            out[x, p] = n
+    return out
+
+
+def _diagonal_through() -> U64Array:
+    """DIAG_THROUGH[sq]: the a1-h8 and the a8-h1 diagonal through sq."""
+    out = np.zeros((64, 2), dtype=np.uint64)
+    for sq in range(64):
+        f, r = sq % 8, sq // 8
+        out[sq, 0] = DIAGONALS[r - f + 7]
+        out[sq, 1] = DIAGONALS[15 + r + f]
+    return out
+
+
+COUNT_FLIP = _count_flip_table()
+DIAG_THROUGH = _diagonal_through()
+
+
+@kernel
+def count_last_flip(p: np.uint64, sq: int) -> int:
+    """How many discs `p` flips by playing `sq` on an otherwise full board (every disc not of
+    `p` is the opponent's): each line through sq is read into one byte, a table does the rest
+    (four look-ups instead of a whole flip and a popcount: the last move only needs a count)."""
+    f = sq & 7
+    r = sq >> 3
+    sh = np.uint64(56)
+    n: int = COUNT_FLIP[f, int((p >> np.uint64(8 * r)) & np.uint64(0xFF))]
+    n += COUNT_FLIP[r, int((((p >> np.uint64(f)) & _FILE_A) * _TO_BYTE) >> sh)]
+    n += COUNT_FLIP[f, int(((p & DIAG_THROUGH[sq, 0]) * _FILE_A) >> sh)]
+    n += COUNT_FLIP[f, int(((p & DIAG_THROUGH[sq, 1]) * _FILE_A) >> sh)]
+    return n
+
+
 @kernel
 def _solve1(me: np.uint64, opp: np.uint64, sq: int) -> int:
     """Exact score with one empty square `sq`, `me` to move."""
     a2 = 2 * popcnt(me)
-    if NEIGHBOURS[sq] & opp:
-        n = popcnt(flip(me, opp, sq))
-        if n:
-            return a2 - 62 + 2 * n
-    if NEIGHBOURS[sq] & me:
-        n = popcnt(flip(opp, me, sq))
-        if n:
-            return a2 - 64 - 2 * n
+    n = count_last_flip(me, sq)
+    if n:
+        return a2 - 62 + 2 * n
+    n = count_last_flip(opp, sq)
+    if n:
+        return a2 - 64 - 2 * n
     d = a2 - 63
     return d + 1 if d > 0 else d - 1
 
@@ -607,18 +656,37 @@ def _store(
 # -- the shallow layer ------------------------------------------------------------------------
 
 
-@_typed(types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64[::1]))
-def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array) -> int:
-    """Alpha-beta with 5..SHALLOW_EMPTIES empties: odd quadrants first, no table."""
+@_typed(
+    types.int64(
+        types.uint64, types.uint64, types.int64, types.int64, types.int64[::1], types.uint8[::1]
+    )
+)
+def _shallow(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    stats: I64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
+    """Alpha-beta with 5..SHALLOW_EMPTIES empties: odd quadrants first, no transposition
+    table, the stability cut-off."""
     stats[_NODES] += 1
     occ = me | opp
     empty = ~occ
     n_empty = 64 - popcnt(occ)
+    # stability cut-off, as in _pvs
+    if alpha >= STABILITY_THRESHOLD[n_empty]:
+        top = 64 - 2 * popcnt(stable_discs(opp, me, table))
+        if top <= alpha:
+            return top
+        if top < beta:
+            beta = top
     moves = legal_mask(me, opp)
     if moves == ZERO:
         if legal_mask(opp, me) == ZERO:
             return _final(me, opp)
-        return -_shallow(opp, me, -beta, -alpha, stats)
+        return -_shallow(opp, me, -beta, -alpha, stats, table)
     odd = _odd_mask(empty)
     best = _NONE
     for group in range(2):
@@ -633,7 +701,7 @@ def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Arr
             if n_empty == 5:
                 v = -_solve4_entry(c_me, c_opp, -beta, -alpha, stats)
             else:
-                v = -_shallow(c_me, c_opp, -beta, -alpha, stats)
+                v = -_shallow(c_me, c_opp, -beta, -alpha, stats, table)
             if v > best:
                 best = v
                 if v > alpha:
@@ -644,11 +712,18 @@ def _shallow(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Arr
 
 
 @kernel
-def _below(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array) -> int:
+def _below(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    stats: I64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
     """Exact score of a position with at most SHALLOW_EMPTIES empties (and at least one)."""
     n_empty = 64 - popcnt(me | opp)
     if n_empty > 4:
-        return _shallow(me, opp, alpha, beta, stats)
+        return _shallow(me, opp, alpha, beta, stats, table)
     empty = ~(me | opp)
     if n_empty == 4:
         return _solve4_entry(me, opp, alpha, beta, stats)
@@ -808,9 +883,9 @@ def _pvs(
     # the move list
     odd = _odd_mask(~occ)
     n = 0
-    sort_depth = 0
+    sort_depth = -1
     if n_empty >= SORT_SEARCH_EMPTIES:
-        sort_depth = 2
+        sort_depth = (n_empty - 15) // 3
     while moves:
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
@@ -820,10 +895,12 @@ def _pvs(
         fl[ply, n] = f
         if sq == tt_move:
             mv[ply, 1, n] = 1 << 40
-        elif sort_depth > 0:
-            mv[ply, 1, n] = -_sort_search(opp ^ f, me | f | bit, sort_depth, -(1 << 30), 1 << 30)
         else:
             mv[ply, 1, n] = _order_score(me, opp, sq, f, odd, n_empty)
+            if sort_depth >= 0:
+                # the evaluation only breaks near-ties of fastest first: alone it orders worse
+                ev = -_sort_search(opp ^ f, me | f | bit, sort_depth, -(1 << 30), 1 << 30)
+                mv[ply, 1, n] += ev >> 4
         n += 1
     # enhanced transposition cut-off: a child whose table bound already refutes this node
     if n_empty >= ETC_EMPTIES and ply > 0:
@@ -856,7 +933,7 @@ def _pvs(
         c_me = opp ^ f
         c_opp = me | f | (ONE << np.uint64(sq))
         if n_empty - 1 <= SHALLOW_EMPTIES:
-            v = -_below(c_me, c_opp, -beta, -alpha, stats)
+            v = -_below(c_me, c_opp, -beta, -alpha, stats, table)
         elif i == 0:
             v = -_pvs(c_me, c_opp, -beta, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
         else:
@@ -884,6 +961,73 @@ def _pvs(
 
 
 @kernel
+def _aspiration(
+    me: np.uint64,
+    opp: np.uint64,
+    alpha: int,
+    beta: int,
+    keys: U64Array,
+    vals: I8Array,
+    stats: I64Array,
+    mv: I64Array,
+    fl: U64Array,
+    table: npt.NDArray[np.uint8],
+) -> int:
+    """`_pvs` at the root for a wide window, as a series of narrow ones.
+
+    Null-window searches prove much less than a wide one (the FFO #40-#44 trees are a third
+    smaller with the exact score's window (s - 1, s + 1) than with (-64, 64)), so the score is
+    narrowed down by windows (g - 1, g + 1): first g = 0 (win, draw or loss), then
+    `ASPIRATION_STEP` past the fail-soft bound while only one side is known, then halfway
+    between the bounds, until they meet or leave (alpha, beta). Scores are even, so each
+    window tells "above g", "below g" or "exactly g".
+
+    The proven bounds and the best move are kept in the root's table entry, so a search the
+    node limit interrupted (and the driver calls again) resumes from them.
+    """
+    lo = -64
+    hi = 64
+    best_move = -1
+    s = _slot(me, opp, keys.shape[0])
+    e = _find(me, opp, s, keys, vals)
+    if e >= 0:
+        lo = int(vals[e, 0])
+        hi = int(vals[e, 1])
+        best_move = int(vals[e, 2])
+    while True:
+        if lo >= beta or lo == hi:
+            stats[_BEST] = best_move
+            return lo
+        if hi <= alpha:
+            return hi
+        # the next window from the bounds alone (a resumed search takes the same steps)
+        if lo == -64 and hi == 64:
+            g = 0
+        elif hi == 64:
+            g = lo + ASPIRATION_STEP
+        elif lo == -64:
+            g = hi - ASPIRATION_STEP
+        else:
+            g = lo + 2 * ((hi - lo) // 4)
+        # inside the known bounds (progress) and the caller's window
+        g = min(max(g, lo, alpha + 1), hi, beta - 1)
+        a = max(g - 1, alpha)
+        b = min(g + 1, beta)
+        v = _pvs(me, opp, a, b, 0, keys, vals, stats, mv, fl, table)
+        if stats[_ABORT]:
+            return 0
+        if v >= b:
+            lo = v
+            best_move = int(stats[_BEST])
+        elif v <= a:
+            hi = v
+        else:
+            lo = v
+            hi = v
+            best_move = int(stats[_BEST])
+
+
+@kernel
 def solve_root(
     me: np.uint64,
     opp: np.uint64,
@@ -901,7 +1045,9 @@ def solve_root(
     n_empty = 64 - popcnt(me | opp)
     stats[_BEST] = -1
     if n_empty > SHALLOW_EMPTIES:
-        return _pvs(me, opp, alpha, beta, 0, keys, vals, stats, mv, fl, table)
+        if beta - alpha <= 2 or legal_mask(me, opp) == ZERO:
+            return _pvs(me, opp, alpha, beta, 0, keys, vals, stats, mv, fl, table)
+        return _aspiration(me, opp, alpha, beta, keys, vals, stats, mv, fl, table)
     # small positions: try each root move with the small solvers
     moves = legal_mask(me, opp)
     if moves == ZERO:
@@ -911,7 +1057,7 @@ def solve_root(
         stats[_BEST] = PASS_MOVE
         if n_empty == 0:
             return _final(me, opp)
-        return -_below(opp, me, -beta, -alpha, stats)
+        return -_below(opp, me, -beta, -alpha, stats, table)
     best = _NONE
     stats[_NODES] += 1
     while moves:
@@ -921,7 +1067,11 @@ def solve_root(
         f = flip(me, opp, sq)
         c_me = opp ^ f
         c_opp = me | f | bit
-        v = -_final(c_me, c_opp) if n_empty == 1 else -_below(c_me, c_opp, -beta, -alpha, stats)
+        v = (
+            -_final(c_me, c_opp)
+            if n_empty == 1
+            else -_below(c_me, c_opp, -beta, -alpha, stats, table)
+        )
         if v > best:
             best = v
             stats[_BEST] = sq
@@ -941,4 +1091,5 @@ def hint_move(me: np.uint64, opp: np.uint64, move: int, keys: U64Array, vals: I8
         if vals[e, 2] < 0:
             vals[e, 2] = move
         return
-    _store(me, opp, s, 64 - popcnt(me | opp), -64, 64, -64, move, keys, vals)
+    # a new entry with no bounds (-64, 64): only the move
+    _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, keys, vals)
