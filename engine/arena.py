@@ -30,6 +30,7 @@ from engine.agents.base import Agent, Budget, Limits
 from engine.games import new_game
 from engine.games.base import GameState
 from engine.play import play_game, random_opening
+from engine.warm import warm_agent, warm_positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +173,14 @@ def init_worker(config: ArenaConfig) -> None:
     global _CONFIG
     _CONFIG = config
     _AGENTS.clear()
-    state = new_game(config.game, config.variant)
+    # The end of a game too: the endgame solvers' kernels would otherwise load (or, after an
+    # update, compile) inside a timed move.
+    picks = warm_positions(config.game, random.Random(0))
+    if config.variant is not None:
+        picks.append(new_game(config.game, config.variant))
     for spec_text in dict.fromkeys(config.specs):
         agent, _ = _template(spec_text, config.game)
-        warm = copy.deepcopy(agent)
-        warm.choose(state, Budget(time=0.05, nodes=200, depth=2), random.Random(0))
+        warm_agent(copy.deepcopy(agent), picks, random.Random(0))
 
 
 def play_task(config: ArenaConfig, task: GameTask) -> GameResult:
