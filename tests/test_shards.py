@@ -4,6 +4,9 @@ turns), the guard refuses overlapping processes, and the settings are checked.""
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from lobby.records import Person, Where
 from tests.clock import Clock
 from tests.pg import PgServer
 
+ROOT = Path(__file__).resolve().parent.parent
 SNOWFLAKES = st.integers(min_value=0, max_value=2**63 - 1)
 
 
@@ -325,3 +329,69 @@ async def test_the_postgres_guard_allows_disjoint_shard_sets_and_refuses_overlap
     with pytest.raises(AlreadyRunning, match="runs every guild"):
         await PgInstanceLock(url, Shards(4, frozenset({0}))).claim()
     whole.release()
+
+
+def _spawn(target: str, shard: int, guild: int | None = None) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "tests.shardproc", target, str(shard)]
+    return subprocess.Popen(
+        args + ([] if guild is None else [str(guild)]),
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _until_ready(proc: subprocess.Popen[str]) -> int | None:
+    """The match id the process started (if it did), once it is ready."""
+    match = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("match "):
+            match = int(line.split()[1])
+        if line.strip() == "ready":
+            return match
+    raise AssertionError(f"the shard process ended ({proc.wait()})")
+
+
+async def _ply(target: str, match_id: int) -> int:
+    async with Store.open(target) as store:
+        match = await store.get_match(match_id)
+        assert match is not None
+        return match.ply
+
+
+@pytest.mark.slow
+async def test_a_killed_shard_process_leaves_the_other_alone_and_resumes_its_own(
+    store_target: str,
+) -> None:
+    """Two real bot processes on one database, each owning half the guilds: one is killed (-9)
+    while its agent thinks; the other's clock, running meanwhile, touches neither that match nor
+    lets its own stall; the killed one's restart plays its pending move."""
+    procs = []
+    try:
+        a = _spawn(store_target, 0, guild_on(0, 2))
+        procs.append(a)
+        mine = _until_ready(a)
+        a.send_signal(signal.SIGKILL)  # while its agent thinks about the first move
+        a.wait()
+        b = _spawn(store_target, 1, guild_on(1, 2))
+        procs.append(b)
+        theirs = _until_ready(b)
+        assert mine is not None and theirs is not None
+        for _ in range(100):  # the other process's own match goes on
+            if await _ply(store_target, theirs) >= 1:
+                break
+            await asyncio.sleep(0.1)
+        assert await _ply(store_target, theirs) >= 1
+        await asyncio.sleep(3)  # its clock has passed over the dead process's match
+        assert await _ply(store_target, mine) == 0
+        restarted = _spawn(store_target, 0)
+        procs.append(restarted)
+        _until_ready(restarted)
+        for _ in range(150):
+            if await _ply(store_target, mine) >= 1:
+                break
+            await asyncio.sleep(0.1)
+        assert await _ply(store_target, mine) == 1  # resumed by its owner
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
