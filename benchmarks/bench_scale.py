@@ -33,18 +33,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_lobby import pct, watchdog  # noqa: E402 - after the path above
+
 
 def guild_on(shard: int, count: int, n: int) -> int:
     """The n-th guild id Discord sends to `shard` of `count`."""
     return ((n * count + shard) << 22) | 4242
-
-
-async def _watchdog(stalls: list[float], stop: asyncio.Event, tick: float = 0.005) -> None:
-    loop = asyncio.get_running_loop()
-    while not stop.is_set():
-        t0 = loop.time()
-        await asyncio.sleep(tick)
-        stalls.append(loop.time() - t0 - tick)
 
 
 async def _person(lobby: Any, n: int, where: Any, args: Any, trips: list[float]) -> int:
@@ -96,7 +90,7 @@ async def run_process(args: Any) -> dict[str, Any]:
     stalls: list[float] = []
     trips: list[float] = []
     stop = asyncio.Event()
-    dog = asyncio.create_task(_watchdog(stalls, stop))
+    dog = asyncio.create_task(watchdog(stalls, stop))
     before, t0 = transactions, time.perf_counter()
     people = []
     for n in range(args.matches):
@@ -117,11 +111,6 @@ async def run_process(args: Any) -> dict[str, Any]:
         "stalls": stalls,
         "transactions": done,
     }
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def summary(label: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
