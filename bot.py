@@ -430,6 +430,15 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.message, file=sys.stderr)
         return 2
     use_discord = bool(config.token) and not args.console
+    if config.shards is not None and not use_discord:
+        # The console's matches have no guild (shard 0's): a console over other shards would
+        # neither resume nor time them.
+        print(
+            "config error: BOARDBOT_SHARD_COUNT and BOARDBOT_SHARDS are for the Discord bot "
+            "(set DISCORD_TOKEN); the console runs every match itself",
+            file=sys.stderr,
+        )
+        return 2
     logging.basicConfig(
         level=config.log_level or ("INFO" if use_discord else "WARNING"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -395,3 +395,23 @@ async def test_a_killed_shard_process_leaves_the_other_alone_and_resumes_its_own
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def test_the_console_refuses_shard_settings_in_one_line(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DISCORD_TOKEN": "",
+        "BOARDBOT_DB": str(tmp_path / "c.db"),
+        "BOARDBOT_SHARD_COUNT": "2",
+        "BOARDBOT_SHARDS": "1",
+    }
+    proc = subprocess.run(
+        [sys.executable, "bot.py"], cwd=ROOT, env=env, input="", capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "config error: BOARDBOT_SHARD_COUNT and BOARDBOT_SHARDS are for the Discord bot "
+        "(set DISCORD_TOKEN); the console runs every match itself"
+    ]
+    assert not (tmp_path / "c.db").exists()  # nothing opened, nothing changed
