@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
+from lobby.records import Where
 
 
 async def watchdog(stalls: list[float], stop: asyncio.Event, tick: float = 0.005) -> None:
@@ -38,11 +39,24 @@ async def watchdog(stalls: list[float], stop: asyncio.Event, tick: float = 0.005
 
 
 async def person(
-    lobby: Lobby, n: int, game: str, level: str, think: float, trips: list[float], seed: int
+    lobby: Lobby,
+    n: int,
+    game: str,
+    level: str,
+    think: float,
+    trips: list[float],
+    seed: int,
+    where: Where | None = None,
 ) -> int:
+    """One person's match against `level`: their moves' round trips go to `trips`. With
+    `where` (a guild, as bench_scale's shards need) a Discord member, else a console name."""
     rng = random.Random(seed)
-    me = Person("local", f"p{n}", f"Player {n}")
-    snap = await lobby.start_pve(me, game, level, "me")
+    if where is None:
+        me = Person("local", f"p{n}", f"Player {n}")
+        snap = await lobby.start_pve(me, game, level, "me")
+    else:
+        me = Person("user", 10_000 + n, f"p{n}")
+        snap = await lobby.start_pve(me, game, level, "me", where)
     moves = 0
     while snap.live:
         if think:

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -33,31 +32,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_lobby import pct, watchdog  # noqa: E402 - after the path above
+from benchmarks.bench_lobby import pct, person, watchdog  # noqa: E402 - after the path above
 
 
 def guild_on(shard: int, count: int, n: int) -> int:
     """The n-th guild id Discord sends to `shard` of `count`."""
     return ((n * count + shard) << 22) | 4242
-
-
-async def _person(lobby: Any, n: int, where: Any, args: Any, trips: list[float]) -> int:
-    from lobby.core import Person
-
-    rng = random.Random(n)
-    me = Person("user", 10_000 + n, f"p{n}")
-    snap = await lobby.start_pve(me, "connect4", args.level, "me", where)
-    moves = 0
-    while snap.live:
-        if args.think:
-            await asyncio.sleep(rng.expovariate(1 / args.think))
-        move = rng.choice(snap.state.legal_moves())
-        t0 = time.perf_counter()
-        snap = await lobby.play(snap.id, me, move)
-        snap = await lobby.advance(snap.id)
-        trips.append(time.perf_counter() - t0)
-        moves += 1
-    return moves
 
 
 async def run_process(args: Any) -> dict[str, Any]:
@@ -95,7 +75,10 @@ async def run_process(args: Any) -> dict[str, Any]:
     people = []
     for n in range(args.matches):
         where = Where(guild_on(args.shard, args.shard_count, n), 7, None)
-        people.append(_person(lobby, args.shard * 100_000 + n, where, args, trips))
+        n_global = args.shard * 100_000 + n
+        people.append(
+            person(lobby, n_global, "connect4", args.level, args.think, trips, n_global, where)
+        )
     moves = sum(await asyncio.gather(*people))
     elapsed = time.perf_counter() - t0
     stop.set()
