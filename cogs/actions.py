@@ -22,6 +22,7 @@ import discord
 
 from cogs.components import ChallengeButton
 from cogs.editor import Shown
+from cogs.names import safe_name
 from cogs.render import analysis_embed, board_embed, board_view
 from engine.games.catalog import offer, offer_of
 from lobby import present
@@ -93,7 +94,6 @@ async def new_board(
                 content=content or None,
                 embed=board_embed(snap),
                 view=board_view(snap),
-                allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
             )
         except discord.HTTPException as exc:
             log.warning("could not show the new board of match %s (%s)", snap.id, exc)
@@ -302,7 +302,7 @@ def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> 
     return discord.Embed(
         title=f"{name} challenge",
         description=(
-            f"**{challenger}** challenges **{opponent}** to {name}.\n"
+            f"**{safe_name(challenger)}** challenges **{safe_name(opponent)}** to {name}.\n"
             f"The challenge expires <t:{expires}:R>."
         ),
         colour=0xF1C40F,
@@ -330,7 +330,9 @@ async def send_challenge(
             interaction.user.display_name, opponent_name, game, int(challenge.expires_at)
         ),
         view=challenge_view(challenge.id),
-        allowed_mentions=discord.AllowedMentions(users=True, roles=False, everyone=False),
+        # Only the challenged person is pinged: the content is their mention alone (names
+        # are in the embed, and an embed pings nobody).
+        allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
     )
     if response.message_id is not None:
         await bot.lobby.challenge_shown(challenge.id, response.message_id)

@@ -38,6 +38,9 @@ class BoardBot(commands.Bot):
         # Slash commands and components need no privileged intents (no message content).
         intents = discord.Intents.none()
         intents.guilds = True
+        # Nothing the bot says pings anyone unless that one message says whom (the challenged
+        # person): a name people chose can never mention a role, @everyone or @here.
+        options.setdefault("allowed_mentions", discord.AllowedMentions.none())
         super().__init__(
             command_prefix=commands.when_mentioned, intents=intents, help_command=None, **options
         )

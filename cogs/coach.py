@@ -11,6 +11,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs.actions import person, show_analysis
+from cogs.names import safe_name
 from lobby import present
 from lobby.errors import BadRequest
 
@@ -34,7 +35,7 @@ class Coach(commands.Cog):
         files = await self.bot.lobby.replay(match, person(interaction.user))
         n = files.replay.match_id
         await interaction.response.send_message(
-            f"Match #{n}: {files.replay.result}.",
+            f"Match #{n}: {safe_name(files.replay.result)}.",
             files=[
                 discord.File(io.BytesIO(files.gif), filename=f"replay-{n}.gif"),
                 discord.File(io.BytesIO(files.png), filename=f"final-{n}.png"),

@@ -253,7 +253,11 @@ class BoardEditor:
         channel = self.bot.get_partial_messageable(slot.channel_id)
         message = channel.get_partial_message(slot.message_id)
         try:
-            await message.edit(embed=board_embed(snap), view=board_view(snap))
+            await message.edit(
+                embed=board_embed(snap),
+                view=board_view(snap),
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
         except (discord.NotFound, discord.Forbidden) as exc:
             self.failures += 1
             self.dead_boards += 1

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 import discord
 from discord import app_commands
 
+from cogs.names import safe_line
 from lobby.errors import LobbyError
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ def describe(error: BaseException) -> str:
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:
-    text = f"⚠️ {message}"[:2000]
+    text = safe_line(f"⚠️ {message}")[:2000]
     try:
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=True)

@@ -11,6 +11,7 @@ from discord.ext import commands
 
 from cogs import actions
 from cogs.actions import new_board, person
+from cogs.names import safe_name
 from engine.agents import opponents
 from engine.games.catalog import GAMES, INFO, OFFERS, offer
 from lobby import present
@@ -168,7 +169,7 @@ class Games(commands.Cog):
         guild = interaction.guild_id if scope == "server" else None
         rows = await self.bot.lobby.leaderboard(game, guild)
         where = "this server" if guild else "everyone"
-        embed = listing_embed(present.leaderboard(game, rows, where), 0xF1C40F)
+        embed = listing_embed(present.leaderboard(game, rows, where, name=safe_name), 0xF1C40F)
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="stats", description="Ratings and results of a player")
@@ -178,7 +179,7 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.stats(person(target))
-        embed = listing_embed(present.stats(player.display_name, rows), 0x3B88C3)
+        embed = listing_embed(present.stats(safe_name(player.display_name), rows), 0x3B88C3)
         chart = await self.bot.lobby.rating_chart(player)
         if chart is None:
             await interaction.response.send_message(embed=embed)
@@ -194,7 +195,9 @@ class Games(commands.Cog):
     ) -> None:
         target = user or interaction.user
         player, rows = await self.bot.lobby.history(person(target))
-        embed = listing_embed(present.history(player.display_name, rows), 0x3B88C3)
+        embed = listing_embed(
+            present.history(safe_name(player.display_name), rows, names=safe_name), 0x3B88C3
+        )
         await interaction.response.send_message(embed=embed)
 
     @app_commands.command(name="resign", description="Resign your match in this channel")

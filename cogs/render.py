@@ -18,6 +18,7 @@ from cogs.components import (
     ResignButton,
     StopButton,
 )
+from cogs.names import safe_name
 from engine.games.connect4 import Connect4State
 from lobby import present
 from lobby.core import AnalysisReport, Snapshot
@@ -28,12 +29,12 @@ COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
 
 def board_embed(snap: Snapshot) -> discord.Embed:
     board = snap.state.render_emoji(last=snap.last_move)
-    lines = [board, "", present.status(snap)]
+    lines = [board, "", present.status(snap, name=safe_name)]
     score = present.score_line(snap)
     if score:
         lines.append(score)
     embed = discord.Embed(
-        title=present.title(snap)[:256],
+        title=present.title(snap, name=safe_name)[:256],
         description="\n".join(lines),
         colour=COLOURS.get(snap.match.status, 0x3B88C3),
     )
@@ -93,8 +94,10 @@ MAX_DESCRIPTION = 4096  # Discord's limit for an embed's description
 def analysis_embed(report: AnalysisReport) -> discord.Embed:
     """Who played how well, the turning point and the costly moves; the GIF below it."""
     r, a = report.replay, report.analysis
-    lines = present.analysis_lines(a, r.names, r.result)
-    costly = present.notable_moves(a, r.names)
+    names = (safe_name(r.names[0]), safe_name(r.names[1]))
+    # The result line is plain words around the names: escaped whole.
+    lines = present.analysis_lines(a, names, safe_name(r.result))
+    costly = present.notable_moves(a, names)
     if costly:
         lines += ["", "**Costly moves**", *costly]
     text = "\n".join(lines)

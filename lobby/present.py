@@ -4,7 +4,7 @@ markdown; the console shows it bold in a terminal and plain elsewhere."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.agents import registry
@@ -33,6 +33,14 @@ TERMINATION_TEXT = {
 }
 OUTCOME_TEXT = {"win": "won", "loss": "lost", "draw": "drew"}
 
+#: How a front end shows a name people chose (Discord escapes its markdown and mentions).
+Names = Callable[[str], str]
+
+
+def plain(name: str) -> str:
+    """A name as it is (the console)."""
+    return name
+
 
 def piece(game: str, seat: int) -> str:
     """The emoji of a seat's discs, as the board shows them."""
@@ -48,24 +56,26 @@ def match_title(game: str, variant: str | None) -> str:
     return game_title(game)
 
 
-def title(snap: Snapshot) -> str:
+def title(snap: Snapshot, *, name: Names = plain) -> str:
     a, b = snap.seats
     game = snap.match.game
-    name = match_title(game, snap.match.variant)
-    return f"{name}: {a.name} {piece(game, 0)} vs {piece(game, 1)} {b.name}"
+    what = match_title(game, snap.match.variant)
+    return f"{what}: {name(a.name)} {piece(game, 0)} vs {piece(game, 1)} {name(b.name)}"
 
 
 def how_it_ended(termination: str | None) -> str:
     return TERMINATION_TEXT.get(termination or "", termination or "")
 
 
-def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = None) -> str:
+def status(
+    snap: Snapshot, *, discord_time: bool = True, now: float | None = None, name: Names = plain
+) -> str:
     """One line: whose turn and their clock, or how the match ended."""
     m, game = snap.match, snap.match.game
     if snap.live:
         seat = snap.state.to_move()
         who = snap.seats[seat]
-        line = f"Move {m.ply + 1}: {piece(game, seat)} **{who.name}** to play"
+        line = f"Move {m.ply + 1}: {piece(game, seat)} **{name(who.name)}** to play"
         if who.is_agent:
             return line + " (thinking...)"
         if m.turn_deadline is not None:
@@ -80,7 +90,7 @@ def status(snap: Snapshot, *, discord_time: bool = True, now: float | None = Non
     if m.result == "draw":
         return f"Draw ({how})."
     winner = int(m.result)
-    return f"{piece(game, winner)} **{snap.seats[winner].name}** wins ({how})."
+    return f"{piece(game, winner)} **{name(snap.seats[winner].name)}** wins ({how})."
 
 
 def hint_line(hint: Hint, snap: Snapshot, max_hints: int) -> str:
@@ -141,13 +151,17 @@ LEADERBOARD_LEGEND = f"{RATING_LEGEND}; W D L: wins, draws and losses in rated g
 
 
 def leaderboard(
-    game: str, entries: Sequence[LeaderboardEntry], where: str | None = None
+    game: str,
+    entries: Sequence[LeaderboardEntry],
+    where: str | None = None,
+    *,
+    name: Names = plain,
 ) -> Listing:
     """`where`: "this server", "everyone", or None where there is only one place."""
     return Listing(
         f"{game_title(game)} leaderboard" + (f" ({where})" if where else ""),
         [
-            f"**{e.rank}.** {e.player.display_name} · {e.rating.ordinal:.1f} "
+            f"**{e.rank}.** {name(e.player.display_name)} · {e.rating.ordinal:.1f} "
             f"({plural(e.rating.games, 'game')}: {e.rating.wins}W {e.rating.draws}D "
             f"{e.rating.losses}L)"
             for e in entries
@@ -168,14 +182,16 @@ def stats(name: str, rows: Sequence[PlayerStats]) -> Listing:
     return Listing(f"Stats of {name}", lines, f"{name} has no finished matches yet.")
 
 
-def history(name: str, rows: Sequence[HistoryEntry]) -> Listing:
+def history(name: str, rows: Sequence[HistoryEntry], *, names: Names = plain) -> Listing:
+    """`name`: whose history, as shown; `names`: how the opponents' names are shown."""
     lines = []
     for h in rows:
         m = h.match
         result = OUTCOME_TEXT.get(h.outcome or "", "no result")
         rated = "rated" if m.rated else "unrated"
+        opponent = names(h.opponent.display_name)
         lines.append(
-            f"#{m.id} {match_title(m.game, m.variant)} vs {h.opponent.display_name}: {result} "
+            f"#{m.id} {match_title(m.game, m.variant)} vs {opponent}: {result} "
             f"({how_it_ended(m.termination)}), {plural(m.ply, 'move')}, {rated}"
         )
     return Listing(f"Recent matches of {name}", lines, f"{name} has no ended matches yet.")
