@@ -23,7 +23,14 @@ def sign(x: int) -> int:
 
 
 def main() -> None:
-    import bitbully
+    try:
+        import bitbully
+    except ImportError:  # an optional oracle: say what is missing, not a traceback
+        print(
+            "error: this check needs bitbully, an independent solver: pip install bitbully",
+            file=sys.stderr,
+        )
+        sys.exit(2)
 
     oracle = bitbully.BitBully()
     t0 = time.perf_counter()

@@ -1,29 +1,40 @@
-"""`python -m engine`: agents, serve, perft, match, arena, train, book."""
+"""`python -m engine`: agents, serve, perft, match, arena, train, book, analyse, replay,
+othello-eval.
+
+A tool writes where the user says (`--out`, `--plot`, ...) or into the user data folder
+(`user_data_dir`), never into the installed package: the shipped opening book and Othello
+weights change only with `--replace-shipped`, which says what it replaced. Every file written is
+named in one printed line.
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
 import json
+import math
 import os
 import random
+import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import platformdirs
+
 from engine.agents import registry
-from engine.agents.base import Agent, Budget, Decision, Limits
+from engine.agents.base import Agent, Budget, Decision, LearningAgent, Limits
 from engine.agents.connect4 import book as c4book
 from engine.games import GAMES, new_game
-from engine.games.base import GameState
+from engine.games.base import GameState, Outcome, Termination
 from engine.games.catalog import game_info
-from engine.learning import MemorySession, with_memory
+from engine.learning import MemorySession, uses_memory, with_memory
 from engine.play import Progress, play_game
 from engine.plotting import INSTALL as PLOTS_INSTALL
-from engine.plotting import missing_matplotlib
+from engine.plotting import file_problem, plot_problem
+from engine.train_cli import StoreBackend, close_backend, open_backend
 from engine.train_cli import add_parser as add_train_parser
-from engine.train_cli import close_backend, open_backend
 
 DESCRIPTION = (
     "The engine without the bot: list the agents, answer positions over the engine protocol, "
@@ -33,6 +44,31 @@ DESCRIPTION = (
 
 #: The command line runs on the operator's own machine: no ceiling on what it may ask for.
 OFFLINE = Limits.none()
+
+#: How a game ended, in the words the bot's own messages use.
+ENDINGS = {
+    Termination.CONNECT: "four in a row",
+    Termination.BOARD_FULL: "the board is full",
+    Termination.NO_MOVES: "no moves left",
+}
+
+BOOK_FILE = "c4book.txt"
+PATTERNS_FILE = "othello_patterns.npz"
+
+
+def user_data_dir() -> Path:
+    """Where the tools write what they build unless told otherwise (the platform's user data
+    folder, e.g. ~/.local/share/boardbot on Linux): never the installed package."""
+    return Path(platformdirs.user_data_dir("boardbot"))
+
+
+def how_it_ended(state: GameState, outcome: Outcome) -> str:
+    """The words for how a game ended ("four in a row", ...), `state` any position of it: a
+    Connect Four variant says its own k in a row."""
+    k = getattr(state, "k", 4)
+    if outcome.termination is Termination.CONNECT and k != 4:
+        return f"{k} in a row"
+    return ENDINGS.get(outcome.termination, outcome.termination.value)
 
 
 def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -80,19 +116,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.memory and not args.db:
+        print("error: --memory needs --db FILE, the database the memory is in", file=sys.stderr)
+        return 2
     if args.db:  # play with the stored memory (serve answers positions: it learns nothing)
-        backend = open_backend(args.db)
+        # serve only reads: a missing file or memory would mean playing untrained, unawares.
+        if "://" not in args.db and not Path(args.db).is_file():
+            print(f"error: --db {args.db}: no such database file", file=sys.stderr)
+            return 2
+        backend = StoreBackend(args.db)
         try:
-            MemorySession(backend).attach(agent)
+            problem = _missing_memory(backend, agent, args.game)
+            if problem is None:
+                MemorySession(backend).attach(agent)
         finally:
-            close_backend(backend)
+            backend.close()
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     # Undecodable bytes become U+FFFD and then a parse error, instead of killing the loop.
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     serve(args.game, agent, budget, args.seed, stdin, sys.stdout, args.variant)
     return 0
 
 
+def _missing_memory(backend: StoreBackend, agent: Agent, game: str) -> str | None:
+    """The one-line problem when a learning agent's memory is not in the database."""
+    if not isinstance(agent, LearningAgent) or not uses_memory(agent, game):
+        return None
+    names = backend.memory_names(agent.memory_kind)
+    if agent.memory_name in names:
+        return None
+    held = ", ".join(names) if names else "none"
+    return (
+        f"{backend.path} holds no memory {agent.memory_name!r} of {agent.memory_kind} "
+        f"(it holds: {held})"
+    )
+
+
 def cmd_perft(args: argparse.Namespace) -> int:
+    if args.depth < 1:
+        raise ValueError("--depth must be at least 1")
     state = new_game(args.game, args.variant)
     perft = state.perft  # type: ignore[attr-defined]
     for depth in range(1, args.depth + 1):
@@ -182,10 +246,11 @@ def _play_match(
             key = "wins" if result == 1 else "losses" if result == 0 else "draws"
             table[labels[idx]][key] += 1
         if show:
+            how = how_it_ended(start, outcome)
             if outcome.winner is None:
-                print("Draw.")
+                print(f"Draw ({how}).")
             else:
-                print(f"{labels[order[outcome.winner]]} wins ({outcome.termination.value}).")
+                print(f"{labels[order[outcome.winner]]} wins ({how}).")
             if outcome.score is not None:
                 print(f"Final score {outcome.score[0]}-{outcome.score[1]}")
         progress.update()
@@ -200,6 +265,9 @@ def _play_match(
             print(
                 f"{label:<{width}}{row['wins']:>6}{row['draws']:>6}{row['losses']:>6}{pct:>7.1f}%"
             )
+    if args.db and any(isinstance(agent, LearningAgent) for agent in agents):
+        # with --json, stdout holds the JSON object alone
+        print(f"wrote what was learned to {args.db}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -214,8 +282,10 @@ def cmd_arena(args: argparse.Namespace) -> int:
         problem = "--workers must be at least 1"
     elif args.opening_plies is not None and args.opening_plies < 0:
         problem = "--opening-plies must be 0 or more"
-    elif args.plot:  # say it now, not after the whole tournament
-        problem = missing_matplotlib("--plot")
+    elif args.plot:  # output files are checked now, not after the whole tournament
+        problem = plot_problem(args.plot)
+    if problem is None and args.save_json:
+        problem = file_problem("--save-json", args.save_json)
     try:
         if problem is None:
             for name in names:
@@ -245,16 +315,58 @@ def cmd_arena(args: argparse.Namespace) -> int:
         progress.update(n, f"ETA {(total - progress.done - n) / max(rate, 1e-9):.0f}s")
 
     result = arena.run(config, args.workers or os.cpu_count() or 1, on_done)
+    wrote: list[str] = []
     if args.plot:
         arena.plot(result, args.plot)
+        wrote.append(f"wrote the plot to {args.plot}")
     if args.save_json:
         with open(args.save_json, "w", encoding="utf-8") as fh:
             json.dump(arena.to_json(result), fh, indent=1)
+        wrote.append(f"wrote the JSON results to {args.save_json}")
     if args.json:
         print(json.dumps(arena.to_json(result)))
     else:
         print(arena.format_report(result))
+    for line in wrote:  # with --json, stdout holds the JSON object alone
+        print(line, file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _out_path(args: argparse.Namespace, name: str, shipped: Path, what: str) -> Path:
+    """The file a build writes: --out, else `name` in the user data folder; never the shipped
+    file itself (--replace-shipped copies a finished build over it instead)."""
+    out = Path(args.out) if args.out else user_data_dir() / name
+    if out.resolve() == shipped.resolve():
+        raise ValueError(
+            f"--out {args.out} is the shipped {what}: build elsewhere (the default is the user "
+            "data folder) and add --replace-shipped to copy the result over it"
+        )
+    return out
+
+
+def _describe(path: Path) -> str:
+    """Size of a data file, for the line saying what was replaced."""
+    if not path.exists():
+        return "no file"
+    size = path.stat().st_size
+    if path.suffix == ".txt":
+        return f"{len(path.read_text().splitlines())} lines, {size} bytes"
+    try:  # the Othello weights say how many games they were fitted on
+        import numpy as np
+
+        with np.load(path) as data:
+            return f"fitted on {int(data['games'])} games, {size} bytes"
+    except (OSError, KeyError, ValueError):
+        return f"{size} bytes"
+
+
+def _replace_shipped(built: Path, shipped: Path, what: str) -> None:
+    """Copy `built` over the shipped file and say what was replaced."""
+    before = _describe(shipped)
+    tmp = shipped.with_name(shipped.name + ".new")
+    shutil.copyfile(built, tmp)
+    tmp.replace(shipped)  # in one step: a reader never sees half a file
+    print(f"replaced the shipped {what} {shipped}: was {before}, now {_describe(shipped)}")
 
 
 def cmd_book(args: argparse.Namespace) -> int:
@@ -267,6 +379,7 @@ def cmd_book(args: argparse.Namespace) -> int:
             "error: --ply takes 1..8, --workers at least 1, --minutes more than 0", file=sys.stderr
         )
         return 2
+    out = _out_path(args, BOOK_FILE, c4book.BOOK_PATH, "book")
     progress: Progress | None = None
 
     def on_progress(done: int, total: int) -> None:
@@ -278,15 +391,18 @@ def cmd_book(args: argparse.Namespace) -> int:
             progress.update(done - progress.done, "")
 
     size, solved, total = c4book.build(
-        Path(args.out),
+        out,
         ply=args.ply,
         workers=args.workers,
         stop_after=None if args.minutes is None else args.minutes * 60,
         progress=on_progress,
     )
-    print(f"wrote {size} positions to {args.out} ({solved} of {total} with {args.ply} discs)")
+    print(f"wrote {size} positions to {out} ({solved} of {total} with {args.ply} discs)")
     if solved < total:
-        print("unfinished: run the same command again to go on", file=sys.stderr)
+        kept = " (the shipped book is not replaced)" if args.replace_shipped else ""
+        print(f"unfinished{kept}: run the same command again to go on", file=sys.stderr)
+    elif args.replace_shipped:
+        _replace_shipped(out, c4book.BOOK_PATH, "book")
     return 0
 
 
@@ -301,9 +417,9 @@ def _game_moves(args: argparse.Namespace) -> list[str]:
 def cmd_analyse(args: argparse.Namespace) -> int:
     from engine import analysis
 
+    if args.budget is not None and not 0 < args.budget <= 3600:  # NaN fails this too
+        raise ValueError("--budget must be more than 0 and at most 3600 seconds")
     moves = _game_moves(args)
-    if args.budget is not None and not 0 < args.budget <= 3600:
-        raise ValueError("--budget must be between 0 and 3600 seconds")
     result = analysis.analyse(args.game, moves, args.variant, args.budget)
     if args.json:
         print(json.dumps(result.to_json()))
@@ -321,6 +437,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     moves = _game_moves(args)
     if not args.gif and not args.png:
         raise ValueError("give --gif FILE.gif, --png FILE.png or both")
+    for option, path, suffix in (("--gif", args.gif, ".gif"), ("--png", args.png, ".png")):
+        if path:
+            problem = file_problem(option, path, suffix)
+            if problem is None and Path(path).exists() and not args.force:
+                problem = f"{path} exists: add --force to overwrite it"
+            if problem is not None:
+                raise ValueError(problem)
     final = new_game(args.game, args.variant)
     for text in moves:
         final = final.play(final.parse_move(text))
@@ -329,27 +452,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if outcome is None:
         result = "unfinished"
     elif outcome.winner is None:
-        result = "a draw"
+        result = f"a draw ({how_it_ended(final, outcome)})"
     else:
-        result = f"{names[outcome.winner]} wins"
+        result = f"{names[outcome.winner]} wins ({how_it_ended(final, outcome)})"
     replay = Replay(0, args.game, args.variant, names, tuple(moves), result)
-    for path, draw in ((args.gif, replay_gif), (args.png, final_png)):
+    for path, draw, what in (
+        (args.gif, replay_gif, "the animated replay"),
+        (args.png, final_png, "the final position"),
+    ):
         if path:
             Path(path).write_bytes(draw(replay))
-            print(f"wrote {path}")
+            print(f"wrote {what} to {path}")
     return 0
 
 
 def cmd_othello_eval(args: argparse.Namespace) -> int:
     from engine.agents.othello import pattern_fit
+    from engine.agents.othello import patterns as pt
 
-    if args.games < 1:
-        raise ValueError("--games must be at least 1")
-    errors = pattern_fit.build(Path(args.out), args.games, args.workers)
-    print(
-        f"wrote {args.out}: {len(errors)} phases, errors (discs) "
-        + " ".join(f"{e:.1f}" for e in errors)
-    )
+    if args.games < pattern_fit.MIN_GAMES:
+        raise ValueError(
+            f"--games must be at least {pattern_fit.MIN_GAMES}: one game in "
+            f"{pattern_fit.HOLD_OUT} is held out to measure the fit"
+        )
+    if args.workers < 1:
+        raise ValueError("--workers must be at least 1")
+    out = _out_path(args, PATTERNS_FILE, pt.DATA, "Othello weights")
+    errors = pattern_fit.build(out, args.games, args.workers)
+    shown = " ".join("n/a" if math.isnan(e) else f"{e:.1f}" for e in errors)
+    print(f"wrote the weights to {out}: {len(errors)} phases, held-out errors (discs) {shown}")
+    if args.replace_shipped:
+        _replace_shipped(out, pt.DATA, "Othello weights")
     return 0
 
 
@@ -440,8 +573,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
     )
-    p.add_argument("--out", default=str(c4book.BOOK_PATH), help="the book file to write")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"the book file to write (default: {user_data_dir() / BOOK_FILE}; its work file, "
+        "which makes the build resumable, goes beside it)",
+    )
     p.add_argument("--minutes", type=float, default=None, help="stop after this long (resumable)")
+    p.add_argument(
+        "--replace-shipped",
+        action="store_true",
+        help="once the book is finished, copy it over the shipped book the expert level reads",
+    )
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser(
@@ -468,6 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--moves", required=True, help="the moves, as for analyse")
     p.add_argument("--gif", metavar="FILE.gif", help="write the animated replay here")
     p.add_argument("--png", metavar="FILE.png", help="write the final position here")
+    p.add_argument("--force", action="store_true", help="overwrite files that exist")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -480,8 +624,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out",
-        default=str(Path(__file__).parent / "agents" / "data" / "othello_patterns.npz"),
-        help="the weights file to write (games are kept beside it, in OUT.parts)",
+        default=None,
+        help=f"the weights file to write (default: {user_data_dir() / PATTERNS_FILE}; the "
+        "games are kept beside it, in OUT.parts, so a rerun goes on)",
+    )
+    p.add_argument(
+        "--replace-shipped",
+        action="store_true",
+        help="then copy the weights over the shipped ones the Othello levels read",
     )
     p.set_defaults(func=cmd_othello_eval)
 

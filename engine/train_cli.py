@@ -34,7 +34,7 @@ from engine.learning import (
     with_memory,
 )
 from engine.play import Progress
-from engine.plotting import missing_matplotlib
+from engine.plotting import plot_problem
 
 DEFAULT_DB = "data/boardbot.db"
 
@@ -62,6 +62,11 @@ class StoreBackend:
         rows = self._runner.run(self._store.memory_get(kind, name))
         info = self._runner.run(self._store.memory_info(kind, name))
         return dict(rows), 0 if info is None else int(info.games_trained)
+
+    def memory_names(self, kind: str) -> list[str]:
+        """The names of the stored memories of one agent kind, sorted."""
+        infos = self._runner.run(self._store.memory_list(kind))
+        return sorted(str(info.name) for info in infos)
 
     def save(
         self,
@@ -129,11 +134,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     except ValueError as exc:
         problem = str(exc)
     if problem is None and args.plot:  # say it now, not after the whole run
-        folder = Path(args.plot).resolve().parent
-        if not folder.is_dir():
-            problem = f"--plot: the folder {folder} does not exist"
-        else:
-            problem = missing_matplotlib("--plot")
+        problem = plot_problem(args.plot)
+    if problem is None and args.csv and not Path(args.csv).resolve().parent.is_dir():
+        problem = f"--csv: the folder {Path(args.csv).resolve().parent} does not exist"
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -190,14 +193,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(
             f"trained {result.games_run} games in {result.seconds:.1f} s "
             f"({result.games_per_second:.0f} games/s while training, {config.workers} workers); "
-            f"memory now {result.rows} rows, {result.games_total} games in total; db {db}"
+            f"memory now {result.rows} rows, {result.games_total} games in total"
         )
+        print(f"wrote the memory to {db}")
+        if args.csv and result.evals:
+            print(f"appended {len(result.evals)} evaluation rows to {args.csv}")
         if args.plot:
             rows: list[Mapping[str, Any]] = list(read_csv(args.csv)) if args.csv else []
             rows = rows or list(result.evals)
             if rows:
                 plot_curves(rows, args.plot, f"{args.agent} on {args.game}: learning curve")
-                print(f"learning curve: {args.plot}")
+                print(f"wrote the learning curve to {args.plot}")
+            else:
+                print(f"no evaluation rows: no learning curve drawn ({args.plot} not written)")
         if result.interrupted:
             print("interrupted: run the same command again to continue", file=sys.stderr)
             return 130

@@ -157,6 +157,8 @@ def test_arena_json_is_consistent_and_independent_of_worker_count(tmp_path: Path
 
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
+    # It says where the picture went (on stderr: with --json, stdout is the JSON alone).
+    assert f"wrote the plot to {png}" in two.stderr
 
 
 @pytest.mark.parametrize(
@@ -168,6 +170,9 @@ def test_arena_json_is_consistent_and_independent_of_worker_count(tmp_path: Path
         (["--agents", "random,onestep", "--games", "0"], "--games"),
         (["--agents", "random,onestep", "--workers", "0"], "--workers"),
         (["--agents", "random,minimax:depht=2"], "no parameter"),
+        (["--agents", "random,onestep", "--plot", "table.gif"], "give a name ending in .png"),
+        (["--agents", "random,onestep", "--plot", "nowhere/t.png"], "does not exist"),
+        (["--agents", "random,onestep", "--save-json", "nowhere/t.json"], "does not exist"),
     ],
 )
 def test_bad_input_is_an_error(args, message, capsys):
@@ -175,3 +180,15 @@ def test_bad_input_is_an_error(args, message, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("error:") and message in err
+
+
+def test_the_report_says_where_the_files_went(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    png, saved = tmp_path / "table.png", tmp_path / "results.json"
+    argv = ["arena", "--game", "connect4", "--agents", "random,onestep", "--games", "2"]
+    argv += ["--seed", "1", "--workers", "1", "--plot", str(png), "--save-json", str(saved)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"wrote the plot to {png}" in out and png.exists()
+    assert f"wrote the JSON results to {saved}" in out and json.loads(saved.read_text())

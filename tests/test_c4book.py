@@ -192,3 +192,91 @@ def test_the_book_command_refuses_bad_options() -> None:
             [sys.executable, "-m", "engine", "book", *args], capture_output=True, text=True
         )
         assert proc.returncode == 2 and "error:" in proc.stderr
+
+
+# -- the book command: where it writes (a fake build: these tests check the paths, not the solver)
+
+
+@pytest.fixture
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[Path]]:
+    """(user data folder, a stand-in for the shipped book, the `out` of every build run); the
+    fake build writes a finished 5-line book, or an unfinished one when --minutes is given."""
+    from engine import cli
+
+    data, shipped = tmp_path / "user-data", tmp_path / "package" / "c4book.txt"
+    shipped.parent.mkdir()
+    shipped.write_text("# the shipped book\n1 0 4\n2 1 3\n")
+    monkeypatch.setattr(cli, "user_data_dir", lambda: data, raising=False)
+    monkeypatch.setattr(c4book, "BOOK_PATH", shipped)
+    outs: list[Path] = []
+
+    def fake_build(out: Path, **kw: object) -> tuple[int, int, int]:
+        outs.append(out)
+        if out.resolve().is_relative_to(Path(c4book.__file__).resolve().parent.parent):
+            return 0, 0, 1  # never write into the package, even when the command is wrong
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("# built\n1 0 4\n2 1 3\n3 -1 1\n4 0 2\n")
+        return 4, (1 if kw["stop_after"] is None else 0), 1
+
+    monkeypatch.setattr(c4book, "build", fake_build)
+    return data, shipped, outs
+
+
+def test_the_book_command_builds_into_the_user_data_folder(
+    places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    data, shipped, outs = places
+    before = shipped.read_text()
+    assert main(["book", "--minutes", "0.2"]) == 0
+    assert outs == [data / "c4book.txt"]
+    assert shipped.read_text() == before
+    assert f"wrote 4 positions to {data / 'c4book.txt'}" in capsys.readouterr().out
+
+
+def test_the_book_command_writes_where_out_says_but_not_over_the_shipped_book(
+    places: tuple[Path, Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    _, shipped, outs = places
+    assert main(["book", "--out", str(tmp_path / "mine.txt")]) == 0
+    assert outs == [tmp_path / "mine.txt"]
+    assert main(["book", "--out", str(shipped)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is the shipped book" in err and "--replace-shipped" in err
+    assert len(outs) == 1
+
+
+def test_replace_shipped_copies_a_finished_book_and_says_what_it_replaced(
+    places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    data, shipped, _ = places
+    old_size = shipped.stat().st_size
+    # An unfinished build leaves the shipped book alone, and says so.
+    assert main(["book", "--minutes", "0.2", "--replace-shipped"]) == 0
+    captured = capsys.readouterr()
+    assert "# the shipped book" in shipped.read_text()
+    assert "the shipped book is not replaced" in captured.err
+    assert main(["book", "--replace-shipped"]) == 0
+    out = capsys.readouterr().out
+    built = data / "c4book.txt"
+    assert shipped.read_text() == built.read_text()
+    assert (
+        f"replaced the shipped book {shipped}: was 3 lines, {old_size} bytes, "
+        f"now 5 lines, {built.stat().st_size} bytes"
+    ) in out
+
+
+def test_the_expert_still_reads_the_shipped_book_after_a_build(
+    places: tuple[Path, Path, list[Path]],
+) -> None:
+    from engine.cli import main
+
+    assert main(["book"]) == 0  # a (fake) book of other entries in the user data folder
+    c4book.load.cache_clear()
+    assert c4book.lookup(Connect4State.new()) == (1, 3)  # the shipped book: the centre wins
+    assert len(c4book.load()) == len(SHIPPED)

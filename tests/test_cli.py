@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -206,3 +207,125 @@ def test_match_chance_rule_forces_random_replies_only_when_asked():
     assert "(forced random)" not in plain
     forced = [line for line in ruled.splitlines() if line.endswith("(forced random)")]
     assert forced and all(": minimax plays" in line for line in forced)
+
+
+# --- bad arguments: one line on stderr, exit 2 -------------------------------------------------
+
+
+def one_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the command line in-process; it must refuse with exactly one `error:` line."""
+    from engine.cli import main
+
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize("depth", ["0", "-3"])
+def test_perft_refuses_a_depth_below_one(capsys: pytest.CaptureFixture[str], depth: str) -> None:
+    err = one_error(capsys, ["perft", "--game", "connect4", "--depth", depth])
+    assert "--depth must be at least 1" in err
+
+
+@pytest.mark.parametrize("budget", ["0", "-1", "3600.5", "nan", "inf"])
+def test_analyse_budget_message_says_the_real_bounds(
+    capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    err = one_error(capsys, ["analyse", "--game", "connect4", "--moves", "44", "--budget", budget])
+    assert "--budget must be more than 0 and at most 3600 seconds" in err
+
+
+def test_serve_refuses_a_memory_without_a_database(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_error(
+        capsys, ["serve", "--game", "connect4", "--agent", "trainer", "--memory", "nosuch"]
+    )
+    assert "--memory needs --db" in err
+
+
+def test_serve_refuses_a_database_file_that_does_not_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "nosuch.db"
+    err = one_error(capsys, ["serve", "--game", "connect4", "--agent", "trainer", "--db", str(db)])
+    assert "no such database file" in err and not db.exists()  # serve creates nothing
+
+
+def test_serve_refuses_a_memory_the_database_does_not_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    db = str(tmp_path / "m.db")
+    learn = ["match", "--game", "connect4", "--agents", "trainer,random", "--games", "2"]
+    assert main([*learn, "--db", db, "--seed", "1", "--json"]) == 0
+    assert f"wrote what was learned to {db}" in capsys.readouterr().err
+    err = one_error(
+        capsys,
+        ["serve", "--game", "connect4", "--agent", "trainer", "--db", db, "--memory", "nosuch"],
+    )
+    assert "holds no memory 'nosuch' of" in err and "(it holds: default)" in err
+    # The weight grid's default memory was never trained into this database either.
+    err = one_error(capsys, ["serve", "--game", "othello", "--agent", "weightgrid", "--db", db])
+    assert "holds no memory 'default' of" in err
+
+
+def test_c4_book_check_says_it_needs_bitbully() -> None:
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "c4_book_check.py"
+    # A None entry in sys.modules makes `import bitbully` fail, installed or not.
+    code = (
+        "import runpy, sys; sys.modules['bitbully'] = None; "
+        f"runpy.run_path({str(script)!r}, run_name='__main__')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "needs bitbully" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# --- words -------------------------------------------------------------------------------------
+
+
+def test_a_shown_match_says_how_it_ended_in_the_bot_s_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.cli import main
+
+    assert main(["match", "--game", "connect4", "--agents", "onestep,random", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "wins (four in a row)." in out and "(connect)" not in out
+    argv = ["match", "--game", "connect4", "--variant", "5x4k3", "--agents", "onestep,random"]
+    assert main([*argv, "--seed", "1"]) == 0
+    assert "wins (3 in a row)." in capsys.readouterr().out
+
+
+# --- where the tools write -----------------------------------------------------------------------
+
+
+def test_train_says_where_it_wrote_every_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    db, csv = tmp_path / "t.db", tmp_path / "curve.csv"
+    argv = ["train", "--game", "connect4", "--agent", "trainer", "--games", "20", "--db", str(db)]
+    argv += ["--workers", "1", "--eval-every", "10", "--eval-games", "2", "--csv", str(csv)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"wrote the memory to {db}" in out
+    rows = len(csv.read_text().splitlines()) - 1  # the header
+    assert rows >= 1 and f"appended {rows} evaluation rows to {csv}" in out
+
+
+@pytest.mark.parametrize(
+    ("plot", "message"),
+    [("curve.gif", "give a name ending in .png"), ("nowhere/curve.png", "does not exist")],
+)
+def test_train_refuses_a_plot_it_could_not_write_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plot: str, message: str
+) -> None:
+    db = tmp_path / "t.db"
+    argv = ["train", "--game", "connect4", "--agent", "trainer", "--games", "20", "--db", str(db)]
+    err = one_error(capsys, [*argv, "--plot", str(tmp_path / plot)])
+    assert message in err and not db.exists()

@@ -176,3 +176,80 @@ def test_a_labelled_game_is_exact_at_the_end() -> None:
     score, _ = search.solve(int(me[-1]), int(opp[-1]))
     assert label[-1] == score
     assert np.array_equal(pf.play_game(11)[2], label)  # the same seed, the same game
+
+
+def test_a_phase_with_nothing_held_out_has_no_error_rather_than_a_perfect_one() -> None:
+    me, opp, label = pf.play_game(11)
+    lines: list[str] = []
+    _, errors = pf.fit(me, opp, label, np.zeros(len(me), dtype=bool), lines.append)
+    assert len(errors) == pt.PHASES and all(np.isnan(e) for e in errors)
+    assert lines and all("no held-out position to measure it on" in line for line in lines)
+    assert not any("0.0 discs" in line for line in lines)
+
+
+# -- the othello-eval command (a fake build: these tests check the paths, not the fit) ------------
+
+
+@pytest.fixture
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[Path]]:
+    """(user data folder, a stand-in for the shipped weights fitted on 5 games, the `out` of
+    every build run); the fake build writes weights fitted on as many games as asked."""
+    from engine import cli
+
+    data, shipped = tmp_path / "user-data", tmp_path / "package" / "othello_patterns.npz"
+    shipped.parent.mkdir()
+    np.savez_compressed(shipped, weights=np.zeros(3, dtype=np.float32), games=np.int64(5))
+    monkeypatch.setattr(cli, "user_data_dir", lambda: data, raising=False)
+    monkeypatch.setattr(pt, "DATA", shipped)
+    outs: list[Path] = []
+
+    def fake_build(out: Path, games: int, workers: int = 1) -> list[float]:
+        outs.append(out)
+        if out.resolve().is_relative_to(Path(pt.__file__).resolve().parent.parent):
+            return [1.0]  # never write into the package, even when the command is wrong
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(out, weights=np.ones(30, dtype=np.float32), games=np.int64(games))
+        return [2.5, float("nan")]
+
+    monkeypatch.setattr(pf, "build", fake_build)
+    return data, shipped, outs
+
+
+def test_othello_eval_writes_into_the_user_data_folder_and_replaces_only_when_told(
+    places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    data, shipped, outs = places
+    before = shipped.read_bytes()
+    assert main(["othello-eval", "--games", "12"]) == 0
+    built = data / "othello_patterns.npz"
+    assert outs == [built] and shipped.read_bytes() == before
+    out = capsys.readouterr().out
+    assert f"wrote the weights to {built}" in out and "(discs) 2.5 n/a" in out
+    assert main(["othello-eval", "--games", "12", "--out", str(shipped)]) == 2
+    assert "is the shipped Othello weights" in capsys.readouterr().err
+    assert len(outs) == 1 and shipped.read_bytes() == before
+    old_size = len(before)
+    assert main(["othello-eval", "--games", "20", "--replace-shipped"]) == 0
+    assert shipped.read_bytes() == built.read_bytes()
+    assert (
+        f"replaced the shipped Othello weights {shipped}: was fitted on 5 games, {old_size} "
+        f"bytes, now fitted on 20 games, {built.stat().st_size} bytes"
+    ) in capsys.readouterr().out
+
+
+def test_othello_eval_refuses_too_few_games_for_a_held_out_split(
+    places: tuple[Path, Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    _, _, outs = places
+    for games in ("4", "9"):
+        assert main(["othello-eval", "--games", games, "--out", str(tmp_path / "w.npz")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--games must be at least {pf.MIN_GAMES}" in err
+    assert outs == []
+    enough = ["othello-eval", "--games", str(pf.MIN_GAMES), "--out", str(tmp_path / "w.npz")]
+    assert main(enough) == 0
+    assert outs == [tmp_path / "w.npz"]

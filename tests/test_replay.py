@@ -119,3 +119,31 @@ async def test_discord_replay_attaches_the_gif_and_the_png(env: Any) -> None:
     assert Image.open(io.BytesIO(gif)).format == "GIF"
     [cb] = callbacks(await h.slash("replay", {"match": 999}, user=ALICE))
     assert cb.ephemeral and "there is no match #999" in cb.message["content"]
+
+
+def test_the_replay_command_refuses_a_wrong_suffix_and_an_existing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    argv = ["replay", "--game", "connect4", "--moves", "1212121"]
+    for option, name, message in (
+        ("--gif", "x.png", "--gif writes a GIF file: give a name ending in .gif, not"),
+        ("--png", "x.gif", "--png writes a PNG file: give a name ending in .png, not"),
+        ("--gif", "nowhere/x.gif", "does not exist"),
+    ):
+        assert main([*argv, option, str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert list(tmp_path.iterdir()) == []
+    gif, png = tmp_path / "r.gif", tmp_path / "r.png"
+    assert main([*argv, "--gif", str(gif), "--png", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote the animated replay to {gif}" in out
+    assert f"wrote the final position to {png}" in out
+    # An existing file is kept unless --force.
+    png.write_bytes(b"mine")
+    assert main([*argv, "--png", str(png)]) == 2
+    assert "exists: add --force" in capsys.readouterr().err and png.read_bytes() == b"mine"
+    assert main([*argv, "--png", str(png), "--force"]) == 0
+    assert Image.open(png).format == "PNG"

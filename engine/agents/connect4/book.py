@@ -20,6 +20,8 @@ from engine.games.connect4 import Connect4State
 ROWS, COLS, K = 6, 7, 4
 BOOK_PLY = 4  # the shipped book's depth (tests and benchmarks check it to that depth)
 MAX_PLY = 8  # deepest book `python -m engine book` builds; lookups stop there
+#: The shipped book, the one the agent reads. `python -m engine book` builds into the user data
+#: folder (or --out) and copies over this file only when told to (--replace-shipped).
 BOOK_PATH = Path(__file__).parent.parent / "data" / "c4book.txt"
 #: A bigger transposition table for the offline solves (minutes each, not milliseconds).
 BUILD_TABLE_SIZE = 16777213
@@ -194,6 +196,8 @@ def build(
     `stop_after` seconds the workers are stopped and the book holds what is solved so far.
     """
     work = work or out.with_suffix(f"{out.suffix}.ply{ply}.work")
+    for folder in {out.parent, work.parent}:  # the work file is written from the first solve
+        folder.mkdir(parents=True, exist_ok=True)
     done: dict[int, tuple[int, int]] = {}  # book key -> (outcome, column in the key's view)
     if work.exists():
         for line in work.read_text().splitlines():
@@ -236,7 +240,6 @@ def build(
                 proc.terminate()
     leaves = {k: v for k, v in done.items() if k in todo}
     book = _derive(leaves, ply, rows, cols)
-    out.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         f"# Connect Four {cols}x{rows} opening book: {len(book)} positions of <= {ply} discs "
         f"({len(leaves)} of the {len(todo)} with {ply} discs solved),",

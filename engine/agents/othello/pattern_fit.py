@@ -33,6 +33,7 @@ RANDOM_PLIES = 8
 EPSILON = 0.02
 RIDGE = 100.0  # measured on phases 4 and 6: held-out error falls from 2 to 100
 HOLD_OUT = 10  # one game in this many is kept out of the fit to measure it
+MIN_GAMES = HOLD_OUT  # fewer games hold none out: the fit could not be measured
 
 
 @kernel
@@ -270,7 +271,7 @@ def fit_phase(
         w += alpha * p
         r -= alpha * ap
         new = float(r @ r)
-        if new < 1e-10 * n:
+        if new <= 1e-10 * n:  # converged (or nothing to fit: a phase with no positions)
             break
         p = r + (new / rs) * p
         rs = new
@@ -290,7 +291,8 @@ def fit(
     held_out: npt.NDArray[np.bool_], progress: Callable[[str], None] | None = None,
 ) -> tuple[npt.NDArray[np.float32], list[float]]:  # fmt: skip
     """Weights for every phase, fitted on the positions not `held_out`, and each phase's
-    root-mean-square error (discs) on the held-out ones."""
+    root-mean-square error (discs) on the held-out ones (NaN for a phase with none: no
+    measure, rather than a perfect one)."""
     phases = _phases(me, opp)
     weights = np.zeros((pt.PHASES, pt.WEIGHTS), dtype=np.float32)
     errors = []
@@ -302,17 +304,24 @@ def fit(
         weights[p] = fit_phase(idx[~test], mob[~test], y[~test])
         weights[p, : pt.TABLE] = weights[p, pt.CANONICAL]  # every reading of it holds it
         err = _predict(weights[p], idx[test], mob[test]) - y[test]
-        errors.append(float(np.sqrt(np.mean(err**2))) if len(err) else 0.0)
+        errors.append(float(np.sqrt(np.mean(err**2))) if len(err) else float("nan"))
         if progress:
-            progress(
-                f"phase {p}: {int((~test).sum())} positions fitted, error on "
-                f"{int(test.sum())} held out {errors[-1]:.1f} discs"
+            measured = (
+                f"error on {len(err)} held out {errors[-1]:.1f} discs"
+                if len(err)
+                else "no held-out position to measure it on"
             )
+            progress(f"phase {p}: {int((~test).sum())} positions fitted, {measured}")
     return weights, errors
 
 
 def build(out: Path, games: int, workers: int = os.cpu_count() or 1) -> list[float]:
     """Generate (resumably) and fit; write the weights to `out`."""
+    if games < MIN_GAMES:
+        raise ValueError(
+            f"--games must be at least {MIN_GAMES}: one game in {HOLD_OUT} is held out to "
+            "measure the fit"
+        )
     t0 = time.monotonic()
 
     def bar(done: int, total: int) -> None:
