@@ -64,9 +64,22 @@ IDS = (
     ("BOARDBOT_HOME_GUILD", "home_guild"),
     ("BOARDBOT_ADMIN_ROLE", "admin_role"),
 )
+#: On/off settings: (variable, field); each takes one of the words below, or is unset (off).
+SWITCHES = (
+    ("BOARDBOT_SYNC", "sync_commands"),
+    ("BOARDBOT_OWNER_SPECS", "owner_specs"),
+)
+ON = ("1", "true", "yes", "on")
+OFF = ("0", "false", "no", "off")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-#: The .env file the README means: next to this file, wherever the bot is started from.
-DOTENV = Path(__file__).resolve().parent / ".env"
+#: The project folder (this file's). The .env, a relative BOARDBOT_DB and the default database
+#: are taken from here, wherever the bot is started from: one rule, so the bot started from
+#: another folder still finds its settings and its history together.
+PROJECT = Path(__file__).resolve().parent
+DOTENV = PROJECT / ".env"
+#: The one folder the bot makes itself (for the default database); any other must exist.
+DATA = PROJECT / "data"
+DEFAULT_DB = str(DATA / "boardbot.db")
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,7 @@ class Config:
     """Settings from the environment (and an optional .env file; the environment wins)."""
 
     token: str | None = field(default=None, repr=False)  # never printed, never logged
-    db_path: str = "data/boardbot.db"
+    db_path: str = DEFAULT_DB
     #: A PostgreSQL database instead of the SQLite file (it may hold a password: not printed).
     database_url: str | None = field(default=None, repr=False)
     workers: int = 2
@@ -96,13 +109,16 @@ class Config:
     admin_role: int | None = None
     #: The shards this process runs (BOARDBOT_SHARD_COUNT, BOARDBOT_SHARDS); None: all guilds.
     shards: Shards | None = None
+    #: The .env file the settings were read from too (None: there was none).
+    dotenv: Path | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, dotenv: Path | None = None) -> Config:
         """The settings; a bad one stops the start with one line naming it and its range."""
-        values = dict(_read_dotenv(dotenv or DOTENV))
+        dotenv = dotenv or DOTENV
+        values = _read_dotenv(dotenv)
+        found: dict[str, Any] = {"dotenv": dotenv if dotenv.is_file() else None}
         values.update(os.environ if env is None else env)
-        found: dict[str, Any] = {}
         for var, name, kind, low, high in NUMBERS:
             raw = (values.get(var) or "").strip()
             if not raw:
@@ -123,6 +139,8 @@ class Config:
                 if not (raw.isascii() and raw.isdigit() and len(raw) <= 20):
                     raise ConfigError(f"config error: {var}={raw[:40]!r} is not a Discord id")
                 found[name] = int(raw)
+        for var, name in SWITCHES:
+            found[name] = _switch(var, values.get(var))
         url = (values.get("BOARDBOT_DATABASE_URL") or "").strip()
         if url:
             from db.backend import check_url, redact
@@ -133,6 +151,8 @@ class Config:
                     f"config error: BOARDBOT_DATABASE_URL={redact(url)[:60]!r}: {problem}"
                 )
             found["database_url"] = url
+        else:  # the SQLite file is used: its folder must be there (see database_path)
+            found["db_path"] = database_path(values.get("BOARDBOT_DB"))
         level = (values.get("BOARDBOT_LOG_LEVEL") or "").strip().upper()
         if level and level not in LOG_LEVELS:
             raise ConfigError(
@@ -150,9 +170,6 @@ class Config:
         return cls(
             token=values.get("DISCORD_TOKEN") or None,
             shards=shards if shards.count > 1 else None,
-            db_path=values.get("BOARDBOT_DB") or cls.db_path,
-            sync_commands=_flag(values.get("BOARDBOT_SYNC")),
-            owner_specs=_flag(values.get("BOARDBOT_OWNER_SPECS")),
             log_level=level or None,
             **found,
         )
@@ -181,44 +198,92 @@ class Config:
         )
 
 
-def _flag(raw: str | None) -> bool:
-    return (raw or "").strip().lower() in ("1", "true", "yes", "on")
+def _switch(var: str, raw: str | None) -> bool:
+    """An on/off setting: unset is off; a word that is neither stops the start (a typo must
+    not quietly leave a switch off)."""
+    word = (raw or "").strip().lower()
+    if not word or word in OFF:
+        return False
+    if word in ON:
+        return True
+    raise ConfigError(
+        f"config error: {var}={(raw or '').strip()[:40]!r}: expected 1 or 0"
+        " (or true/false, yes/no, on/off)"
+    )
+
+
+def database_path(raw: str | None) -> str:
+    """The SQLite file BOARDBOT_DB names: unset, the default; a relative path is taken from the
+    project folder (as the .env is), not from the working directory. Its folder must exist,
+    but for the default data folder, which the store makes."""
+    given = (raw or "").strip()
+    if not given:
+        return str(DATA / "boardbot.db")
+    if given == ":memory:" or given.startswith("file:"):  # SQLite's own names, as they are
+        return given
+    path = PROJECT / Path(given).expanduser()  # an absolute path stays as it is
+    if path.parent != DATA and not path.parent.is_dir():
+        raise ConfigError(
+            f"config error: BOARDBOT_DB={given[:80]!r}: there is no folder {path.parent}"
+            f" (create it first; only {DATA} is made by the bot)"
+        )
+    return str(path)
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines; blank lines and # comments ignored; quotes around values stripped."""
+    """The .env file's settings, read as a shell would (`export`, quotes, # comments); a
+    line it cannot read stops the start with one line naming it."""
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     if not path.is_file():
         return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        out[key.strip()] = value.strip().strip("'\"")
-    return out
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"config error: cannot read {path}: {exc}") from None
+    bad = next((b.original.line for b in parse_stream(io.StringIO(text)) if b.error), None)
+    if bad is not None:  # dotenv_values would skip it with a warning: a setting lost unseen
+        raise ConfigError(f"config error: {path}, line {bad}: expected NAME=value")
+    # Values as written: no ${NAME} expansion (a password may hold a '$').
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def settings_line(config: Config) -> str:
+    """Where the settings came from, said at the start."""
+    if config.dotenv is not None:
+        return f"settings: read {config.dotenv} (the environment overrides it)"
+    return f"settings: no {DOTENV}; the environment only"
 
 
 class StartError(Exception):
     """The bot cannot start; the message is the one line to show."""
 
 
-async def build_lobby(config: Config, *, wait_for_engine: bool = True) -> tuple[Lobby, Guard]:
+async def build_lobby(
+    config: Config, *, wait_for_engine: bool = True, say: Callable[[str], None] | None = None
+) -> tuple[Lobby, Guard]:
     """Claim the database, open the store, start and warm the engine pool, make the lobby.
 
     Returns (lobby, guard): the guard holds the database until `shut_down` releases it. With
     `wait_for_engine=False` the pool is left to start (`lobby.pool.start()`): the console
-    shows its prompt at once while the workers warm up, and jobs wait for them.
+    shows its prompt at once while the workers warm up, and jobs wait for them. `say` gets the
+    line that names the database opened (default: the log, at INFO).
     """
     import sqlite3
 
-    from db.backend import redact
+    from db.backend import is_postgres_url, redact
     from db.errors import StoreError
     from db.instance import guard_for
     from db.store import Store
     from lobby.core import Lobby
     from lobby.pool import EnginePool
 
+    name = redact(config.database)
+    # A new file is said so: a bot started on another file than the one with the history
+    # should not look as if the history were gone.
+    new = not is_postgres_url(config.database) and not os.path.exists(config.database)
     guard = guard_for(config.database, config.shards)
     try:
         await guard.claim()
@@ -228,8 +293,8 @@ async def build_lobby(config: Config, *, wait_for_engine: bool = True) -> tuple[
             log.info("running %s", config.shards.label())
     except (StoreError, sqlite3.Error, OSError) as exc:
         guard.release()
-        name = redact(config.database)
         raise StartError(f"cannot use the database {name}: {exc}") from None
+    (say or log.info)(f"database: {name}" + (" (new, empty)" if new else ""))
     pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)
     try:
         if wait_for_engine:
@@ -278,17 +343,25 @@ async def run_console(config: Config) -> int:
     if interactive:  # something on the screen at once, even while numba compiles
         print(
             "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
-            + (
-                "Preparing the game engine (first run only: about 30 s); you can type "
-                "meanwhile, and the bot's first move waits for it."
-                if cold
-                else "Starting the game engine..."
-            ),
+            + settings_line(config),
             flush=True,
         )
     from console import run_console as console_main
 
-    lobby, guard = await build_lobby(config, wait_for_engine=False)
+    def say(line: str) -> None:  # on a person's screen too; a script's output stays as it was
+        log.info(line)
+        if interactive:
+            print(line, flush=True)
+
+    lobby, guard = await build_lobby(config, wait_for_engine=False, say=say)
+    if interactive:
+        print(
+            "Preparing the game engine (first run only: about 30 s); you can type "
+            "meanwhile, and the bot's first move waits for it."
+            if cold
+            else "Starting the game engine...",
+            flush=True,
+        )
     engine = asyncio.ensure_future(lobby.pool.start())
     await asyncio.sleep(0)  # the workers are spawned: jobs queue for them from now on
     stop = asyncio.Event()
@@ -382,7 +455,7 @@ def migrate(argv: list[str]) -> int:
     import sqlite3
 
     from db.backend import check_url, redact
-    from db.copy import copy_sqlite_to_postgres, describe
+    from db.copy import BadRowError, copy_sqlite_to_postgres, describe
     from db.errors import StoreError
 
     parser = argparse.ArgumentParser(
@@ -405,6 +478,9 @@ def migrate(argv: list[str]) -> int:
     path = source.removeprefix("sqlite:")
     try:
         copies = asyncio.run(copy_sqlite_to_postgres(path, target, progress=print))
+    except BadRowError as exc:  # bad input: the source must be mended first
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (StoreError, sqlite3.Error, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -412,15 +488,42 @@ def migrate(argv: list[str]) -> int:
     return 0
 
 
+#: `python bot.py --help`: what the program does for the person running it.
+DESCRIPTION = """\
+Board-game bot: Connect Four and Othello on Discord, against the bot at four levels, against
+friends, or as bot-vs-bot matches to watch, with leaderboards; every match is kept in a
+database. With DISCORD_TOKEN set it runs the Discord bot; without it, the same commands in a
+local console on the same database. Settings come from the environment and from the .env file
+next to bot.py (README.md lists them)."""
+COMMANDS = """\
+commands:
+  python bot.py migrate --from sqlite:PATH --to postgresql://...
+                        copy a SQLite database into a new, empty PostgreSQL one, verified
+                        (python bot.py migrate --help)"""
+
+
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if args_in[:1] == ["migrate"]:
         return migrate(args_in[1:])
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        "--print-commands", action="store_true", help="print the app commands as JSON"
+    parser = argparse.ArgumentParser(
+        prog="bot.py",
+        usage="python bot.py [--console | --print-commands]\n"
+        "       python bot.py migrate --from sqlite:PATH --to postgresql://...",
+        description=DESCRIPTION,
+        epilog=COMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--console", action="store_true", help="the console even with a token")
+    parser.add_argument(
+        "--print-commands",
+        action="store_true",
+        help="print the application commands as the JSON that would be synced, and exit",
+    )
+    parser.add_argument(
+        "--console",
+        action="store_true",
+        help="run the local console even when DISCORD_TOKEN is set",
+    )
     args = parser.parse_args(args_in)
     if args.print_commands:
         return print_commands()
@@ -444,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    log.info(settings_line(config))
     try:
         if use_discord:
             return asyncio.run(run_discord(config))

@@ -11,13 +11,12 @@ apart. The store's own errors (``db.errors``) are raised by the store, the same 
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 Params: TypeAlias = Sequence[Any]
 
@@ -29,17 +28,69 @@ def is_postgres_url(target: str) -> bool:
     return target.startswith(POSTGRES_SCHEMES)
 
 
+#: The URL parameters that hold a secret (libpq's: the password, the SSL key's passphrase).
+SECRET_PARAMS = frozenset({"password", "sslpassword"})
+MASK = "***"
+
+
 def redact(url: str) -> str:
-    """The URL without its password (for messages and logs)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.split("@")[-1]
-    netloc, query = parts.netloc, parts.query
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", query)  # libpq's other place for it
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    """The URL with every secret as ``***`` (for messages and logs): the password of
+    ``user:secret@host`` and the ``password`` and ``sslpassword`` parameters; every other
+    character is kept as it was (no parse and rebuild, which would rewrite ``scheme:///db``)."""
+    spans = [*_authority_secrets(url), *_parameter_secrets(url)]
+    if not spans:
+        return url
+    out, last = [], 0
+    for start, end in sorted(spans):  # overlapping spans are masked as one
+        if start > last:
+            out.append(url[last:start])
+            out.append(MASK)
+        elif not out:
+            out.append(MASK)
+        last = max(last, end)
+    out.append(url[last:])
+    return "".join(out)
+
+
+def _authority_secrets(url: str) -> list[tuple[int, int]]:
+    """Where the password of ``scheme://user:secret@host`` is, as the two readings have it
+    (a driver may follow either): libpq's (up to the first '@' before any '/'), and RFC
+    3986's (up to the last '@' before any '/', '?' or '#', as `urllib` and asyncpg read it)."""
+    scheme_end = url.find("://")
+    if scheme_end < 0:
+        return []
+    begin = scheme_end + 3
+    slash = _first(url, "/", begin)
+    libpq_at = url.find("@", begin, slash)
+    rfc_at = url.rfind("@", begin, _first(url, "/?#", begin))
+    spans = []
+    for at in (libpq_at, rfc_at):
+        colon = url.find(":", begin, at) if at >= 0 else -1
+        if colon >= 0 and at > colon + 1:  # an empty password hides nothing
+            spans.append((colon + 1, at))
+    return spans
+
+
+def _parameter_secrets(url: str) -> list[tuple[int, int]]:
+    """Where the values of the secret parameters are: each runs to the next '&' (libpq's
+    reading: a '#' in a password is part of it)."""
+    query = url.find("?", url.find("://") + 1)
+    if query < 0:
+        return []
+    spans, pos = [], query + 1
+    while pos <= len(url):
+        end = _first(url, "&", pos)
+        key, eq, _ = url[pos:end].partition("=")
+        if eq and unquote(key).lower() in SECRET_PARAMS and end > pos + len(key) + 1:
+            spans.append((pos + len(key) + 1, end))
+        pos = end + 1
+    return spans
+
+
+def _first(text: str, chars: str, start: int) -> int:
+    """The index of the first of `chars` in `text` from `start`, else len(text)."""
+    found = [i for c in chars if (i := text.find(c, start)) >= 0]
+    return min(found, default=len(text))
 
 
 def check_url(url: str) -> str | None:

@@ -6,19 +6,28 @@ All of it is one PostgreSQL transaction: the copy and its verification commit to
 at all, so a failed or interrupted copy leaves the target empty and can simply run again. The
 target must be empty (a second run is refused, one line), and both databases are claimed with
 the bot's own guards, so no bot writes to either meanwhile.
+
+SQLite never opens the source: its file is copied to a temporary snapshot, and the snapshot
+is brought to this version and read. An older source stays as it was, so the older bot that wrote
+it can still open it. A value PostgreSQL cannot take (text in an INTEGER column, a NUL in a
+name) stops the copy with one line naming its table, row and column.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import shutil
+import sqlite3
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .backend import redact
-from .errors import StoreError
+from .errors import MigrationError, SchemaTooNewError, StoreError
 from .instance import InstanceLock, PgInstanceLock
 from .migrations import LATEST_VERSION
 
@@ -46,6 +55,11 @@ _BATCH = 2000
 
 class CopyError(StoreError):
     """The copy cannot start or did not verify; the target was left as it was."""
+
+
+class BadRowError(CopyError):
+    """A row of the source PostgreSQL cannot take (the message names its table, row and
+    column); nothing was copied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,32 +106,64 @@ async def copy_sqlite_to_postgres(
 ) -> list[TableCopy]:
     """Copy the SQLite file `source` into the empty PostgreSQL database `target` (a URL).
 
-    Raises CopyError (one line) if the target is not empty or the copy does not verify, and
-    what the store raises for a database it cannot use (AlreadyRunning, SchemaTooNewError,
-    sqlite3.OperationalError)."""
+    The source is not changed: a temporary snapshot of it (in the system's temporary folder)
+    is migrated and read. Raises CopyError (one line) if the target is not empty or the copy
+    does not verify, BadRowError for a row PostgreSQL cannot take, and what the store raises
+    for a database it cannot use (AlreadyRunning, SchemaTooNewError, sqlite3.Error)."""
     from .postgres import PostgresBackend
-    from .sqlite import SqliteBackend
 
     if not Path(source).is_file():  # opening would make a new, empty file
         raise CopyError(f"there is no SQLite database at {source}")
     source_guard, target_guard = InstanceLock(source), PgInstanceLock(target)
-    source_guard.acquire()
+    source_guard.acquire()  # no bot writes to the source while it is copied
     try:
         await target_guard.claim()
         try:
-            lite = await SqliteBackend.open(source)  # brings an older file to this version
-            try:
-                pg = await PostgresBackend.open(target)
+            with tempfile.TemporaryDirectory(prefix="boardbot-migrate-") as folder:
+                lite = await _open_snapshot(source, Path(folder))
                 try:
-                    return await _copy(lite, pg, progress)
+                    pg = await PostgresBackend.open(target)
+                    try:
+                        return await _copy(lite, pg, progress)
+                    finally:
+                        await pg.close()
                 finally:
-                    await pg.close()
-            finally:
-                await lite.close()
+                    await lite.close()
         finally:
             target_guard.release()
     finally:
         source_guard.release()
+
+
+async def _open_snapshot(source: str, folder: Path) -> Any:
+    """A copy of `source` in `folder`, open and migrated to this version.
+
+    The file is copied, not opened: SQLite opening even a read-only connection on a WAL file
+    makes its -wal and -shm files beside it. A journal a crash left is copied too, so SQLite
+    replays it on the snapshot. The source's guard is held: nothing writes it meanwhile."""
+    from .sqlite import SqliteBackend
+
+    snapshot = folder / "snapshot.db"
+    await asyncio.to_thread(_copy_files, Path(source), snapshot)
+    raw = sqlite3.connect(snapshot)
+    try:
+        (found,) = raw.execute("PRAGMA user_version").fetchone()
+    finally:
+        raw.close()
+    if int(found) > LATEST_VERSION:  # said of the source, not of the snapshot
+        raise SchemaTooNewError(source, int(found), LATEST_VERSION)
+    try:
+        return await SqliteBackend.open(str(snapshot))
+    except MigrationError as exc:  # its message names the snapshot: name the source instead
+        raise MigrationError(str(exc).replace(repr(str(snapshot)), repr(source))) from None
+
+
+def _copy_files(source: Path, snapshot: Path) -> None:
+    shutil.copyfile(source, snapshot)
+    for suffix in ("-wal", "-journal"):
+        journal = Path(f"{source}{suffix}")
+        if journal.is_file():
+            shutil.copyfile(journal, f"{snapshot}{suffix}")
 
 
 async def _copy(lite: Any, pg: Any, progress: Callable[[str], None]) -> list[TableCopy]:
@@ -149,6 +195,7 @@ async def _copy(lite: Any, pg: Any, progress: Callable[[str], None]) -> list[Tab
             for table in TABLES:
                 kinds = await _kinds(conn, table)
                 cols = list(kinds)
+                rows_of = _Rows(table, cols, list(kinds.values()), await _key(conn, table))
                 mine, theirs = _Sum(list(kinds.values())), _Sum(list(kinds.values()))
                 select = f"SELECT {', '.join(cols)} FROM {table}"  # the sums need no order
                 insert = placeholders(
@@ -159,8 +206,9 @@ async def _copy(lite: Any, pg: Any, progress: Callable[[str], None]) -> list[Tab
                     while batch := list(await cursor.fetchmany(_BATCH)):
                         rows = [tuple(r) for r in batch]
                         for row in rows:
+                            rows_of.check(row)
                             mine.add(row)
-                        await conn.executemany(insert, rows)
+                        await _insert(conn, insert, rows, rows_of)
                 async for record in conn.cursor(select, prefetch=_BATCH):
                     theirs.add(tuple(record))
                 if (mine.rows, mine.hex) != (theirs.rows, theirs.hex):
@@ -180,6 +228,116 @@ async def _copy(lite: Any, pg: Any, progress: Callable[[str], None]) -> list[Tab
                 f" FROM {table} HAVING max(id) IS NOT NULL"
             )
     return out
+
+
+#: The whole numbers each integer type of PostgreSQL holds.
+_RANGES = {"smallint": 2**15, "integer": 2**31, "bigint": 2**63}
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _unfit(value: Any, kind: str) -> str | None:
+    """Why PostgreSQL cannot take `value` (as SQLite returned it) into a column of `kind`;
+    None if it can. SQLite stores any value in any column; PostgreSQL does not."""
+    if value is None:
+        return None
+    if kind in _RANGES:
+        if not isinstance(value, int):
+            return f"{_show(value)} is not a whole number"
+        if not -_RANGES[kind] <= value < _RANGES[kind]:
+            return f"{value} is out of range for {kind}"
+    elif kind in ("double precision", "real"):
+        if not isinstance(value, int | float):
+            return f"{_show(value)} is not a number"
+    elif kind == "bytea":
+        if not isinstance(value, bytes):
+            return f"{_show(value)} is not binary data"
+    elif not isinstance(value, str):
+        return f"{_show(value)} is not text"
+    elif "\x00" in value:
+        return f"{_show(value)} holds a NUL character, which PostgreSQL text cannot store"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """One table's rows as the copy sees them: checked, and named in messages by their key."""
+
+    table: str
+    cols: list[str]
+    kinds: list[str]
+    key: list[str]
+
+    def name(self, row: Sequence[Any]) -> str:
+        key = self.key or self.cols  # every copied table has a primary key; this is a fallback
+        values = dict(zip(self.cols, row, strict=True))
+        return f"{self.table} row " + ", ".join(f"{k}={_show(values[k])}" for k in key)
+
+    def check(self, row: Sequence[Any]) -> None:
+        for col, kind, value in zip(self.cols, self.kinds, row, strict=True):
+            problem = _unfit(value, kind)
+            if problem is not None:
+                raise self.refused(row, f"column {col}: {problem}")
+
+    def refused(self, row: Sequence[Any], why: str) -> BadRowError:
+        return BadRowError(
+            f"{self.name(row)}: {why}; nothing was copied"
+            " (mend or delete the row in the SQLite file and run again)"
+        )
+
+
+async def _insert(conn: Any, insert: str, rows: list[tuple[Any, ...]], rows_of: _Rows) -> None:
+    """Insert a batch; if PostgreSQL refuses it (a constraint the SQLite file did not keep),
+    find the row and raise BadRowError naming it."""
+    try:
+        async with conn.transaction():  # a savepoint: the batch is undone, the copy goes on
+            await conn.executemany(insert, rows)
+        return
+    except Exception as exc:
+        if not _refused(exc):
+            raise  # not about a value: a lost connection, a full disk, ...
+        error = exc
+    for row in rows:  # one at a time, each in its own savepoint, to name the one refused
+        try:
+            async with conn.transaction():
+                await conn.execute(insert, *row)
+        except Exception as exc:
+            if not _refused(exc):
+                raise
+            raise rows_of.refused(row, f"PostgreSQL refuses it ({_one_line(exc)})") from None
+    raise BadRowError(
+        f"{rows_of.table}: PostgreSQL refuses a batch ({_one_line(error)}); nothing was copied"
+    )
+
+
+def _refused(exc: Exception) -> bool:
+    """Whether PostgreSQL refused a value or a row (a data exception, a constraint), or the
+    driver a value it cannot send (its DataError, an InterfaceError and a ValueError)."""
+    import asyncpg
+
+    if isinstance(exc, asyncpg.PostgresError):
+        return str(getattr(exc, "sqlstate", "")).startswith(("22", "23"))
+    return isinstance(exc, asyncpg.InterfaceError) and isinstance(exc, ValueError)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())  # the server's DETAIL comes on a line of its own
+
+
+async def _key(conn: Any, table: str) -> list[str]:
+    """The table's primary key columns in PostgreSQL, in order."""
+    rows = await conn.fetch(
+        "SELECT k.column_name FROM information_schema.table_constraints c"
+        " JOIN information_schema.key_column_usage k"
+        " USING (constraint_schema, constraint_name, table_name)"
+        " WHERE c.table_schema = current_schema() AND c.table_name = $1"
+        " AND c.constraint_type = 'PRIMARY KEY' ORDER BY k.ordinal_position",
+        table,
+    )
+    return [str(r[0]) for r in rows]
 
 
 async def _kinds(conn: Any, table: str) -> dict[str, str]:

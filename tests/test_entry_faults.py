@@ -4,12 +4,15 @@ kill -9 in the middle of a commit (the BOARDBOT_FAULT hook) and a restart on the
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pexpect
 
 from db.instance import InstanceLock, PgInstanceLock
 from engine.games.connect4 import Connect4State
@@ -70,7 +73,7 @@ def test_a_corrupt_newer_or_unreachable_database_fails_with_one_line(tmp_path: P
     con.execute("PRAGMA user_version = 999")
     con.close()
     one_line_error(run_bot(newer, "", tmp_path), "schema version 999")
-    unreachable = Path("/proc/boardbot-cannot-be-here/x.db")
+    unreachable = Path("/proc/boardbot-cannot-be-here.db")  # a folder no file can be made in
     one_line_error(run_bot(unreachable, "", tmp_path), str(unreachable))
 
 
@@ -157,11 +160,80 @@ def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Pat
 
 
 def test_a_bad_setting_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
-    for var, value in (("BOARDBOT_LOG_LEVEL", "LOUD"), ("BOARDBOT_TURN_SECONDS", "nan")):
+    for var, value in (
+        ("BOARDBOT_LOG_LEVEL", "LOUD"),
+        ("BOARDBOT_TURN_SECONDS", "nan"),
+        ("BOARDBOT_SYNC", "maybe"),
+        ("BOARDBOT_OWNER_SPECS", "2"),
+        ("BOARDBOT_DB", "/nonexistent/dir/x.db"),
+    ):
         proc = run_bot(tmp_path / "cfg.db", "", tmp_path, **{var: value})
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"config error: {var}=")
+        assert len(lines) == 1 and lines[0].startswith(f"config error: {var}="), lines
+        assert "Traceback" not in proc.stdout
+    assert not Path("/nonexistent").exists()
+    assert list(tmp_path.iterdir()) == []  # nothing opened, nothing made
+
+
+def test_settings_and_database_are_found_next_to_bot_py_from_anywhere(tmp_path: Path) -> None:
+    """`python /path/to/bot.py` from another folder: the .env and a relative BOARDBOT_DB are
+    both taken from bot.py's folder, and the start says which ones (in the log)."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(ROOT / "bot.py", project)  # a project folder of its own (no repository writes)
+    (project / ".env").write_text(
+        'export BOARDBOT_DB="mine.db"  # next to bot.py\nexport BOARDBOT_WORKERS=1\n'
+    )
+    env = {
+        k: v for k, v in env_for(tmp_path / "unused.db").items() if not k.startswith("BOARDBOT_")
+    }
+    env.update(PYTHONPATH=str(ROOT), BOARDBOT_LOG_LEVEL="INFO", BOARDBOT_FAULT="")
+    proc = subprocess.run(
+        [sys.executable, str(project / "bot.py")],
+        input="/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=elsewhere,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "mine.db").is_file() and list(elsewhere.iterdir()) == []
+    assert f"settings: read {project / '.env'} (the environment overrides it)" in proc.stderr
+    assert f"database: {project / 'mine.db'} (new, empty)" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, str(project / "bot.py")],
+        input="/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=elsewhere,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"database: {project / 'mine.db'}\n" in proc.stderr  # the same one, not new
+
+
+def test_in_a_terminal_the_console_shows_its_settings_and_database(tmp_path: Path) -> None:
+    db = tmp_path / "term.db"
+    term = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "bot.py")],
+        cwd=str(tmp_path),
+        env=env_for(db),
+        encoding="utf-8",
+        timeout=60,
+    )
+    term.expect("Board-game bot, local console")
+    term.expect(r"settings: (read|no) \S*\.env")
+    term.expect(f"database: {db} \\(new, empty\\)")
+    term.expect("> ")
+    term.sendline("/quit")
+    term.expect(pexpect.EOF)
+    term.close()
+    assert term.exitstatus == 0
 
 
 def test_a_bad_database_url_is_one_line_without_the_password(tmp_path: Path) -> None:

@@ -11,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiosqlite
 import asyncpg
 import pytest
 
 from db import Finish, MemoryWrite, NewMove, Rating, Store
 from db.copy import TABLES, _canonical, _Sum
+from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations
 from tests.pg import PgServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,3 +173,81 @@ def test_the_checksum_sees_values_not_their_driver_types() -> None:
     c.add((2, 2.5, None, b""))
     assert (a.rows, a.hex) == (b.rows, b.hex) and a.hex != c.hex
     assert _canonical(None, "text") != _canonical("", "text") != _canonical(b"", "bytea")
+
+
+def _version(path: Path) -> int:
+    raw = sqlite3.connect(path)
+    (version,) = raw.execute("PRAGMA user_version").fetchone()
+    raw.close()
+    return int(version)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def test_an_older_source_is_copied_and_left_as_it_was(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    """An older bot can still open its file: the copy is brought up to date in a snapshot."""
+    path = tmp_path / "old.db"
+    async with aiosqlite.connect(path, isolation_level=None) as conn:
+        await apply_migrations(conn, str(path), MIGRATIONS[:2])
+        await conn.execute(
+            "INSERT INTO players (kind, local_name, display_name, created_at, updated_at)"
+            " VALUES ('local', 'ann', 'ann', 0, 0)"
+        )
+    assert _version(path) == 2 < LATEST_VERSION
+    before = _digest(path)
+    url = await pg_server.fresh_database()
+    proc = migrate(f"sqlite:{path}", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "players: 1 rows" in proc.stdout
+    assert _version(path) == 2 and _digest(path) == before  # not a byte changed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.db", "old.db.lock"]
+    assert (await _pg_counts(url))["players"] == 1
+    future = tmp_path / "future.db"  # from a newer bot: refused, named as given
+    raw = sqlite3.connect(future)
+    raw.execute("PRAGMA user_version = 999")
+    raw.close()
+    line = one_line(migrate(f"sqlite:{future}", url), 1, str(future), "schema version 999")
+    assert "snapshot" not in line and _version(future) == 999
+
+
+async def test_a_value_postgresql_cannot_take_is_one_line_naming_table_row_and_column(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    path = tmp_path / "bad.db"
+    await _fill(path)
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE matches SET guild_id = 'seven' WHERE id = 2")  # text in an INTEGER
+    raw.commit()
+    raw.close()
+    url = await pg_server.fresh_database()
+    line = one_line(migrate(f"sqlite:{path}", url), 2, "matches", "id=2", "guild_id", "'seven'")
+    assert "whole number" in line
+    assert await _pg_counts(url) == dict.fromkeys(TABLES, 0)  # nothing kept
+
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE matches SET guild_id = 7 WHERE id = 2")
+    raw.execute("UPDATE players SET display_name = 'al' || char(0) || 'ice' WHERE id = 1")
+    raw.commit()
+    raw.close()
+    line = one_line(migrate(f"sqlite:{path}", url), 2, "players", "id=1", "display_name")
+    assert "NUL" in line and "0x00" not in line
+    assert await _pg_counts(url) == dict.fromkeys(TABLES, 0)
+
+
+async def test_a_row_postgresql_refuses_is_named_too(tmp_path: Path, pg_server: PgServer) -> None:
+    """Past the values' own checks (here a constraint SQLite was not asked to keep: the rating
+    of a player who does not exist, written with foreign keys off) the row is still named."""
+    path = tmp_path / "orphan.db"
+    await _fill(path)
+    raw = sqlite3.connect(path)  # foreign keys are off unless a connection turns them on
+    raw.execute("INSERT INTO ratings VALUES (99, 'othello', 25, 8, 0, 0, 0, 0, 0)")
+    raw.commit()
+    raw.close()
+    url = await pg_server.fresh_database()
+    line = one_line(migrate(f"sqlite:{path}", url), 2, "ratings", "player_id=99", "'othello'")
+    assert "Traceback" not in line
+    assert await _pg_counts(url) == dict.fromkeys(TABLES, 0)
