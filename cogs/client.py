@@ -107,6 +107,8 @@ class BoardBot(commands.Bot):
             await self.lobby.expire_challenges()  # those that expired while the bot was down
         except TRANSIENT as exc:  # the clock's next pass does it
             log.warning("challenges not expired yet: %s", exc)
+        except Exception:  # never a reason not to start: the clock's passes try again
+            log.exception("challenges not expired yet")
         log.info("resumed %d live matches", len(live))
         if self.run_clock:
             self.lobby.spawn(self.lobby.run_clock())

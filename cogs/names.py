@@ -10,7 +10,7 @@ ZERO_WIDTH = "\u200b"
 #: Every character Discord's markdown gives a meaning (a backslash shows it as it is).
 # discord.utils.escape_markdown is not enough: it escapes only the start of the longest
 # `[...](...)` it finds and leaves what follows it, bold and code included, as markdown.
-_MARKDOWN = re.compile(r"([\\*_~|`>#\[\]()<:\-])")
+_MARKDOWN = re.compile(r"([\\*_~|`>#\[\]<:])")
 
 
 def safe_name(name: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .connection import Connection, Tx, query
 from .errors import ChallengeClosedError
 from .models import Challenge
-from .rows import CHALLENGE_COLS, check_game, decode_challenge
+from .rows import CHALLENGE_COLS, check_game, decodable, decode_challenge
 
 
 class Challenges(Connection):
@@ -79,7 +79,9 @@ class Challenges(Connection):
                 f" RETURNING {CHALLENGE_COLS}",
                 (now, now),
             )
-            return [decode_challenge(r) for r in rows]
+            # A row that does not decode is expired with the others (so it is never read
+            # again here) and reported once; it is not announced.
+            return decodable(rows, decode_challenge)
 
     async def pending_challenges(
         self, challenger_id: int | None = None, opponent_id: int | None = None
@@ -93,7 +95,7 @@ class Challenges(Connection):
             sql += " AND opponent_id = ?"
             params.append(opponent_id)
         rows = await self._fetchall(sql + " ORDER BY id", params)
-        return [decode_challenge(r) for r in rows]
+        return decodable(rows, decode_challenge)
 
     async def last_challenge_between(self, a: int, b: int) -> Challenge | None:
         """The newest challenge between two players, either way round."""

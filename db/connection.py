@@ -152,11 +152,13 @@ class Connection:
         """
         async with self._backend.transaction() as conn:
             fault = _injected(op)  # counted in the order the writes run
-            if fault == _FAULTS["locked"]:
-                raise sqlite3.OperationalError(fault)  # the wait for the lock ran out
+            if fault == "locked":
+                raise sqlite3.OperationalError(_FAULTS[fault])  # the wait for the lock ran out
             yield conn
-            if fault is not None:  # a full disk or an I/O error shows when pages are written
-                raise sqlite3.OperationalError(fault)
+            if fault is not None and fault != "lost":  # shows when pages are written
+                raise sqlite3.OperationalError(_FAULTS[fault])
+        if fault == "lost":  # committed, but the answer never came back
+            raise sqlite3.OperationalError(_FAULTS[fault])
         faults.after("write")
         faults.after(f"write:{op}")
 
@@ -176,11 +178,15 @@ _FAULTS = {
     "locked": "database is locked",
     "full": "database or disk is full",
     "error": "disk I/O error",
+    # The transaction committed, then the connection failed before its answer came back (a
+    # server restart, a cut network; SQLite: an I/O error after the commit).
+    "lost": "connection lost after the commit",
 }
 
 
 def _injected(op: str) -> str | None:
-    """The error text a `BOARDBOT_FAULT` rule asks this write to fail with, if any."""
+    """The kind of failure a `BOARDBOT_FAULT` rule asks this write for, if any (one of
+    `_FAULTS`: an unknown kind is an I/O error)."""
     kinds = [faults.fire("write"), faults.fire(f"write:{op}")]  # count both, always
     kind = next((k for k in kinds if k is not None), None)
-    return None if kind is None else _FAULTS.get(kind, _FAULTS["error"])
+    return None if kind is None else kind if kind in _FAULTS else "error"

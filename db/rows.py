@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from .backend import Record
 from .errors import CorruptRowError
@@ -28,6 +28,7 @@ from .models import (
     Player,
     PlayerKind,
     Rating,
+    RatingPoint,
     Result,
 )
 
@@ -186,13 +187,38 @@ def decode_match(row: Record) -> Match:
 
 
 def decodable_matches(rows: Iterable[Record]) -> list[Match]:
+    return decodable(rows, decode_match)
+
+
+T = TypeVar("T")
+
+#: The rows already reported as undecodable (each is logged once, not at every read).
+_REPORTED: set[tuple[str, str]] = set()
+_MAX_REPORTED = 10_000
+
+
+def decodable(rows: Iterable[Record], decode: Callable[[Record], T]) -> list[T]:
+    """The rows that decode; each one that does not is set aside from this answer and
+    logged once as a WARNING naming its table and key (a listing, a clock pass or a start
+    goes on without it)."""
     out = []
     for row in rows:
         try:
-            out.append(decode_match(row))
+            out.append(decode(row))
         except CorruptRowError as exc:
-            log.warning("skipping a match that does not decode: %s", exc)
+            report_corrupt(exc)
     return out
+
+
+def report_corrupt(exc: CorruptRowError) -> None:
+    """Log an undecodable row once per process."""
+    key = (exc.table, exc.key)
+    if key in _REPORTED:
+        return
+    if len(_REPORTED) >= _MAX_REPORTED:  # bounded: a badly damaged file must not eat memory
+        _REPORTED.clear()
+    _REPORTED.add(key)
+    log.warning("set aside a row that does not decode: %s", exc)
 
 
 def decode_challenge(row: Record) -> Challenge:
@@ -251,6 +277,18 @@ def decode_rating(row: Record) -> Rating:
         draws=r.get_int("draws"),
         losses=r.get_int("losses"),
         updated_at=r.get_float("updated_at"),
+    )
+
+
+def decode_rating_point(row: Record) -> RatingPoint:
+    r = Row("rating_history", row, ("player_id", "game", "match_id"))
+    return RatingPoint(
+        r.get_str("game"),
+        r.get_int("match_id"),
+        r.get_float("mu"),
+        r.get_float("sigma"),
+        r.get_int("games"),
+        r.get_float("at"),
     )
 
 

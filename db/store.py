@@ -45,11 +45,13 @@ from .rows import (
     PLAYER_COLS,
     RATING_COLS,
     check_game,
+    decodable,
     decodable_matches,
     decode_match,
     decode_move,
     decode_player,
     decode_rating,
+    decode_rating_point,
     dump_json_object,
     nonempty,
 )
@@ -513,15 +515,12 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         """A player's ratings after each rated game, per game, oldest first (the last `limit`
         of each game)."""
         rows = await self._fetchall(
-            "SELECT game, match_id, mu, sigma, games, at FROM ("
+            "SELECT player_id, game, match_id, mu, sigma, games, at FROM ("
             " SELECT *, ROW_NUMBER() OVER (PARTITION BY game ORDER BY games DESC) AS n"
             " FROM rating_history WHERE player_id = ?) AS h WHERE n <= ? ORDER BY game, games",
             (player_id, limit),
         )
-        return [
-            RatingPoint(str(r[0]), int(r[1]), float(r[2]), float(r[3]), int(r[4]), float(r[5]))
-            for r in rows
-        ]
+        return decodable(rows, decode_rating_point)
 
     async def moves(self, match_id: int) -> list[MoveRow]:
         """All moves of a match in ply order (replay them to rebuild the position)."""
@@ -605,11 +604,13 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         sql += " ORDER BY r.mu - 3 * r.sigma DESC, r.games DESC, r.player_id LIMIT ?"
         params.append(limit)
         async with self._read() as conn:
-            ratings = [decode_rating(row) for row in await query(conn, sql, params)]
+            ratings = decodable(await query(conn, sql, params), decode_rating)
             players = await _players_by_id(conn, (r.player_id for r in ratings))
+        # A rating whose player does not decode is left out with it (reported once).
+        shown = [r for r in ratings if r.player_id in players]
         return [
             LeaderboardEntry(rank=i, player=players[r.player_id], rating=r)
-            for i, r in enumerate(ratings, start=1)
+            for i, r in enumerate(shown, start=1)
         ]
 
     async def player_stats(self, player_id: int) -> list[PlayerStats]:
@@ -630,7 +631,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             rating_rows = await query(
                 conn, f"SELECT {RATING_COLS} FROM ratings WHERE player_id = ?", (player_id,)
             )
-        ratings = {r.game: r for r in map(decode_rating, rating_rows)}
+        ratings = {r.game: r for r in decodable(rating_rows, decode_rating)}
         totals = {
             row["game"]: (row["played"], row["wins"], row["draws"], row["losses"]) for row in rows
         }
@@ -655,13 +656,15 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         sql += " ORDER BY finished_at DESC, id DESC LIMIT ?"
         params.append(limit)
         async with self._read() as conn:
-            matches = [decode_match(r) for r in await query(conn, sql, params)]
+            matches = decodable_matches(await query(conn, sql, params))
             opponent_ids = [
                 m.player1_id if m.player0_id == player_id else m.player0_id for m in matches
             ]
             players = await _players_by_id(conn, opponent_ids)
         out = []
         for m, opp in zip(matches, opponent_ids, strict=True):
+            if opp not in players:  # the opponent's row does not decode (reported once)
+                continue
             seat = 0 if m.player0_id == player_id else 1
             out.append(HistoryEntry(m, seat, players[opp], m.outcome_for(player_id)))
         return out
@@ -680,7 +683,7 @@ async def _players_by_id(conn: Tx, ids: Iterable[int]) -> dict[int, Player]:
         f"SELECT {PLAYER_COLS} FROM players WHERE id IN ({conn.dialect.ids_from_json})",
         (json.dumps(wanted),),
     )
-    return {p.id: p for p in map(decode_player, rows)}
+    return {p.id: p for p in decodable(rows, decode_player)}
 
 
 async def _get_match(conn: Tx, match_id: int) -> Match:

@@ -41,6 +41,8 @@ class Clocks(Challenges):
         return ended
 
     async def _expire(self, match_id: int, now: float) -> Snapshot | None:
+        if match_id in self._unsure:
+            return None  # shown first (with a grace), never lost to what nobody saw
         async with self._lock(match_id):
             snap = await self.snapshot(match_id)
             deadline = snap.match.turn_deadline
@@ -60,19 +62,57 @@ class Clocks(Challenges):
 
     @boundary
     async def tick(self) -> None:
-        """One pass of the clock: expire turns and challenges, and start any agent turn that
-        is not running (its task failed, say, on a store error). Each part on its own: a busy
-        or full database only postpones that part to the next pass."""
-        for part in (self.expire_turns, self.expire_challenges, self._restart_turns):
-            try:
-                await part()
-            except TRANSIENT as exc:
-                log.warning("clock: %s postponed: %s", part.__name__.strip("_"), exc)
+        """One pass of the clock: show what a lost answer left unshown, expire turns and
+        challenges, start any agent turn that is not running (its task failed, say, on a
+        store error) and, among shard processes, kick the learning. Each part on its own: a
+        busy or full database only postpones that part to the next pass, and a part that
+        fails otherwise never keeps the others from running."""
+        parts: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("showing unsure steps", self._show_unsure),
+            ("turns", self.expire_turns),
+            ("challenges", self.expire_challenges),
+            ("agent restarts", self._restart_turns),
+        ]
         if self.store.shards.count > 1:
             # Among shard processes one learns for all (the `learning` lease): the kick keeps
             # its lease and applies what other processes' matches left in the outbox; in the
             # others it finds the lease taken and stops, or takes it if its holder died.
-            self.learning.kick()
+            parts.append(("learning kick", self._kick_learning))
+        for name, part in parts:
+            try:
+                await part()
+            except TRANSIENT as exc:
+                log.warning("clock: %s postponed: %s", name, exc)
+            except Exception as exc:
+                self._part_failed(name, exc)
+
+    async def _kick_learning(self) -> None:
+        self.learning.kick()
+
+    def _part_failed(self, name: str, exc: Exception) -> None:
+        """A clock part failed for a reason a retry may not mend: logged once per kind of
+        failure (not every second), with its traceback; the other parts went on."""
+        key = (name, type(exc).__name__, str(exc)[:200])
+        if key in self._clock_faults:
+            return
+        if len(self._clock_faults) >= 1000:
+            self._clock_faults.clear()
+        self._clock_faults.add(key)
+        log.error("clock: %s failed: %s", name, exc, exc_info=exc)
+
+    async def _show_unsure(self) -> None:
+        """Matches whose last step may have been stored though its answer was lost: shown as
+        stored (their listeners get the stored state), with a person's grace."""
+        for match_id in list(self._unsure):
+            if self._closing:
+                return
+            try:
+                snap = await self._converge(match_id)
+            except Exception as exc:
+                await self._failed(match_id, "showing", exc)
+                continue
+            await self._emit(snap)
+            self._schedule(snap)
 
     async def _restart_turns(self) -> None:
         for match_id in await self.store.agent_turn_ids():

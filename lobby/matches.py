@@ -38,6 +38,7 @@ from lobby.learning import LEARN, LearningHub
 from lobby.pool import EnginePool, PoolClosed
 from lobby.ratings import rating_fn
 from lobby.records import (
+    TRANSIENT,
     AgentChoice,
     Cached,
     ChallengeListener,
@@ -76,6 +77,11 @@ class Matches:
     #: The running agent turn of each match (at most one).
     _turns: dict[int, asyncio.Task[Snapshot]] = field(default_factory=dict)
     _failures: dict[int, int] = field(default_factory=dict)
+    #: Matches whose last write failed in a way that may have stored it (a lost answer to
+    #: the commit): what is shown may be older than what is stored until they are re-read.
+    _unsure: set[int] = field(default_factory=set)
+    #: Clock failures already logged (each kind once).
+    _clock_faults: set[tuple[str, str, str]] = field(default_factory=set)
     _rng: random.Random = field(default_factory=random.Random)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     #: Analyses being computed, by match; who waits for which; one runs at a time.
@@ -506,6 +512,9 @@ class Matches:
             stored = await self.store.commit_step(
                 match.id, match.ply, new, turn_deadline=deadline, finish=finish, outbox=outbox
             )
+        except TRANSIENT:
+            self._unsure.add(match.id)  # it may be stored all the same: re-read before showing
+            raise
         except dberr.StaleMoveError:
             raise StaleAction("someone moved first; use the latest board") from None
         except dberr.MatchNotLiveError:
@@ -534,6 +543,7 @@ class Matches:
         return Finish(status, result, termination, ratings), outbox
 
     def _after_commit(self, match: Match, cached: Cached, learns: bool) -> None:
+        self._unsure.discard(match.id)  # the answer came: what follows shows the stored state
         if match.status == "live":
             self._states[match.id] = cached
             return
@@ -553,9 +563,13 @@ class Matches:
     ) -> Snapshot:
         """End a live match (resignation, time, stop) in one transaction. Lock held."""
         finish, outbox = self._finish_of(snap.match, snap.seats, status, result, termination)
-        stored = await self.store.commit_step(
-            snap.id, expected_ply, (), finish=finish, outbox=outbox
-        )
+        try:
+            stored = await self.store.commit_step(
+                snap.id, expected_ply, (), finish=finish, outbox=outbox
+            )
+        except TRANSIENT:
+            self._unsure.add(snap.id)
+            raise
         self._after_commit(stored, Cached(snap.state, snap.last_move), bool(outbox))
         return replace(snap, match=stored)
 
@@ -597,6 +611,27 @@ class Matches:
                 raise MatchOver(f"match #{match_id} is already over") from None
         await self._emit(snap)
         return snap
+
+    async def _converge(self, match_id: int) -> Snapshot:
+        """The match as stored, after a write whose answer was lost: a person to move gets
+        at least the resume grace from now (their board did not show their turn), and the
+        match is no longer unsure. The caller shows the snapshot."""
+        async with self._lock(match_id):
+            self._states.pop(match_id, None)  # the cache may hold the state before the write
+            snap = await self.snapshot(match_id)
+            grace_until = self.clock() + self.config.resume_grace
+            deadline = snap.match.turn_deadline
+            if (
+                snap.live
+                and not snap.seat_to_move.is_agent
+                and deadline is not None
+                and deadline < grace_until
+            ):
+                snap = replace(
+                    snap, match=await self.store.set_turn_deadline(match_id, grace_until)
+                )
+            self._unsure.discard(match_id)
+            return snap
 
     # ------------------------------------------------------------------ background
 

@@ -85,10 +85,16 @@ class Turns(Matches):
         self, snap: Snapshot, move: Move, think_ms: int, fallback: str | None
     ) -> Snapshot | None:
         """Commit an agent's move if the match is still where it was; a store error that a
-        retry can mend is retried a few times (the move stays right while the ply does)."""
+        retry can mend is retried a few times (the move stays right while the ply does). If
+        an attempt was stored though its answer was lost, the stored match is returned (to be
+        shown, with a person's grace) instead of nothing: the board must not freeze."""
         pause = self.config.store_retry_seconds
         for attempt in range(self.config.store_retries + 1):
             try:
+                if snap.id in self._unsure:  # an attempt's answer was lost: was it stored?
+                    current = await self.snapshot(snap.id)
+                    if not current.live or current.match.ply != snap.match.ply:
+                        return await self._converge(snap.id)  # stored: show it as stored
                 async with self._lock(snap.id):
                     current = await self.snapshot(snap.id)
                     if not current.live or current.match.ply != snap.match.ply:

@@ -597,10 +597,8 @@ async def test_corrupt_rows_raise_naming_the_row(store_path: Path) -> None:
     async with Store.open(store_path) as s:
         with pytest.raises(CorruptRowError, match=rf"matches \(id={m.id}\).*options.*JSON"):
             await s.get_match(m.id)
-        with pytest.raises(
-            CorruptRowError, match=r"ratings \(player_id=\d+, game='connect4'\).*mu"
-        ):
-            await s.player_stats(alice.id)
+        # A listing sets the row aside instead (tests/test_trust.py): no rating shown.
+        assert await s.player_stats(alice.id) == []  # no finished match, no readable rating
 
 
 async def test_an_analysis_is_kept_once_per_match_by_version(store_target: str) -> None:
