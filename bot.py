@@ -366,14 +366,25 @@ async def run_console(config: Config) -> int:
     await asyncio.sleep(0)  # the workers are spawned: jobs queue for them from now on
     stop = asyncio.Event()
     on_signals(stop.set)
+    lost: list[str] = []
+
+    def guard_lost(why: str) -> None:  # two consoles would run the same clocks: this one stops
+        lost.append(why)
+        stop.set()
+
+    watching = asyncio.ensure_future(guard.watch(guard_lost))
     try:
-        return await console_main(
+        status = await console_main(
             lobby, sys.stdin, sys.stdout, stop=stop, engine=engine, banner=not interactive
         )
     finally:
         engine.cancel()
-        await asyncio.gather(engine, return_exceptions=True)
+        watching.cancel()
+        await asyncio.gather(engine, watching, return_exceptions=True)
         await shut_down(lobby, guard)
+    if lost:
+        raise StartError(lost[0])
+    return status
 
 
 async def run_discord(config: Config) -> int:
@@ -408,6 +419,13 @@ async def run_discord(config: Config) -> int:
         closing.append(asyncio.ensure_future(bot.close()))
 
     on_signals(stopping)
+    lost: list[str] = []
+
+    def guard_lost(why: str) -> None:  # two bots would run the same clocks: this one stops
+        lost.append(why)
+        stopping()
+
+    watching = asyncio.ensure_future(guard.watch(guard_lost))
     try:
         async with bot:
             await _log_in(bot, config.token or "", stop)
@@ -416,7 +434,11 @@ async def run_discord(config: Config) -> int:
     except discord.LoginFailure:
         raise StartError("Discord refused the token (DISCORD_TOKEN): check it") from None
     finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
         await shut_down(lobby, guard)
+    if lost:
+        raise StartError(lost[0])
     return 0
 
 

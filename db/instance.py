@@ -16,14 +16,18 @@ message.
 For PostgreSQL (`PgInstanceLock`) the same locks are session advisory locks held by a
 connection of its own: the server releases them when that connection ends in any way, for the
 same reason. The connection's application name records the holder's pid and host for the
-message. (The store itself is safe with several writers: its row locks, see `db.postgres`;
+message. Those locks also end with a server restart or a cut connection, while the bot runs on:
+`watch` takes them again, or stops the bot if another process got them first. (The store itself is safe with several writers: its row locks, see `db.postgres`;
 this guard is about the lobby's clocks and bot turns.)
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
@@ -38,14 +42,23 @@ except ImportError:  # pragma: no cover - not POSIX: no guard (documented in the
     fcntl = None  # type: ignore[assignment]
 
 
+log = logging.getLogger(__name__)
+
+#: How often a PostgreSQL guard looks at its connection (its locks die with it).
+WATCH_SECONDS = 5.0
+
+
 class AlreadyRunning(StoreError):
     """Another process holds the database."""
 
 
 class Guard(Protocol):
-    """What the bot holds for its life: `await claim()`, then `release()`."""
+    """What the bot holds for its life: `await claim()`, then `release()`; `watch` keeps it
+    held (for as long as the bot runs) and calls `lost` with one line if it cannot."""
 
     async def claim(self) -> None: ...
+
+    async def watch(self, lost: Callable[[str], None], interval: float = WATCH_SECONDS) -> None: ...
 
     def release(self) -> None: ...
 
@@ -122,6 +135,9 @@ class InstanceLock:
     async def claim(self) -> None:
         self.acquire()
 
+    async def watch(self, lost: Callable[[str], None], interval: float = WATCH_SECONDS) -> None:
+        """Nothing to watch: the kernel holds a file lock until the process ends."""
+
     def release(self) -> None:
         while self._fds:
             os.close(self._fds.pop())  # closing the descriptor drops the lock
@@ -155,6 +171,7 @@ class PgInstanceLock:
         self.url = url
         self.shards = shards or Shards()
         self._conn: Any | None = None
+        self._held = False  # claimed and not released: `watch` keeps it so
 
     async def claim(self) -> None:
         """Take the locks (AlreadyRunning if another bot holds one); a database that cannot
@@ -171,6 +188,7 @@ class PgInstanceLock:
             conn.terminate()  # the session ends: whatever it took is dropped
             raise
         self._conn = conn
+        self._held = True
 
     async def _take_all(self, conn: Any) -> None:
         whole = self.shards.count == 1
@@ -212,7 +230,36 @@ class PgInstanceLock:
             " first, or set BOARDBOT_DATABASE_URL to another database"
         )
 
+    async def watch(self, lost: Callable[[str], None], interval: float = WATCH_SECONDS) -> None:
+        """Keep the locks while the bot runs. They die with the guard's session (a server
+        restart, a cut connection): then they are taken again at once, before another bot
+        can start its clocks on the same guilds; if another process got them first, `lost`
+        is called with one line and the watch ends (the bot must stop)."""
+        while self._held:
+            await asyncio.sleep(interval)
+            if not self._held:
+                return
+            if self._conn is not None:
+                try:
+                    await self._conn.fetchval("SELECT 1")
+                    continue
+                except Exception as exc:  # the session is gone, and its locks with it
+                    log.warning("the database guard's connection ended (%s): taking it again", exc)
+                    self._conn.terminate()
+                    self._conn = None
+            try:
+                await self.claim()
+            except AlreadyRunning as exc:
+                self._held = False
+                lost(f"the database guard was lost and another process holds it now: {exc}")
+                return
+            except Exception as exc:  # the server is not back yet: try at the next look
+                log.warning("cannot take the database guard again yet: %s", exc)
+                continue
+            log.warning("the database guard is held again")
+
     def release(self) -> None:
+        self._held = False
         if self._conn is not None:
             self._conn.terminate()  # the session ends: the server drops its locks
             self._conn = None

@@ -335,6 +335,13 @@ class Matches:
         cached = self._states.get(match.id)
         if cached is None or cached.state.ply != match.ply:
             cached = await self._replay(match)
+            if cached.state.ply != match.ply:  # play on from the wrong ply: never
+                raise dberr.CorruptRowError(
+                    "matches",
+                    f"id={match.id}",
+                    "ply",
+                    f"says {match.ply} but {cached.state.ply} moves are stored",
+                )
             if match.status == "live":
                 self._states[match.id] = cached
         seats = await self._seats(match)
@@ -358,6 +365,14 @@ class Matches:
         missing = [pid for pid in match.player_ids if pid not in self._players]
         if missing:
             self._players.update(await self.store.get_players(missing))
+        for i, pid in enumerate(match.player_ids):
+            if pid not in self._players:
+                raise dberr.CorruptRowError(
+                    "matches",
+                    f"id={match.id}",
+                    f"player{i}_id",
+                    f"player {pid} is missing or does not decode",
+                )
         raw = match.options.get("seats") or [None, None]
         seats = []
         try:
@@ -371,7 +386,7 @@ class Matches:
                 seats.append(Seat(player, spec, budget, opts.get("level")))
         except (KeyError, TypeError, ValueError) as exc:
             raise dberr.CorruptRowError(
-                "matches", f"id {match.id}", "options", f"malformed seats {raw!r:.200}"
+                "matches", f"id={match.id}", "options", f"malformed seats {raw!r:.200}"
             ) from exc
         return seats[0], seats[1]
 
@@ -649,6 +664,9 @@ class Matches:
             if not t.cancelled() and t.exception() is not None:
                 exc = t.exception()
                 if isinstance(exc, PoolClosed) and self._closing:
+                    return
+                if isinstance(exc, TRANSIENT):  # the clock's next pass takes it up again
+                    log.warning("lobby task postponed: the store failed: %s", exc)
                     return
                 log.error("lobby task failed", exc_info=exc)
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import faults
+from db.instance import AlreadyRunning, PgInstanceLock
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.pool import EnginePool
@@ -208,3 +209,116 @@ async def test_listings_skip_undecodable_ratings_players_and_history(
     finally:
         await lob.close()
         await lob.store.close()
+
+
+async def test_a_stored_ply_that_disagrees_with_the_moves_is_set_aside_on_load(
+    tmp_path: Path, pool: EnginePool, clock: Clock
+) -> None:
+    db = tmp_path / "ply.db"
+    lob = await open_lobby(db, pool, clock)
+    snap = await lob.start_pvp(ALICE, BOB, "connect4")
+    for i, col in enumerate("4433"):
+        snap = await lob.play(snap.id, ALICE if i % 2 == 0 else BOB, col)
+    other = await lob.start_pvp(BOB, ALICE, "connect4")
+    await lob.close()
+    await lob.store.close()
+    corrupt(db, "UPDATE matches SET ply = 2 WHERE id = ?", snap.id)  # 4 moves are stored
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("UPDATE matches SET player1_id = 9999 WHERE id = ?", (other.id,))
+    lob = await open_lobby(db, pool, clock)
+    try:
+        assert await lob.resume() == []
+        reasons = await lob.store.set_aside_matches()
+        assert "ply" in reasons[snap.id] and "says 2 but 4 moves" in reasons[snap.id]
+        assert "player 9999 is missing" in reasons[other.id]
+        assert "malformed seats" not in reasons[other.id]
+    finally:
+        await lob.close()
+        await lob.store.close()
+
+
+async def test_a_transient_store_error_in_a_background_task_is_one_warning(
+    lobby: Lobby, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def fails() -> None:
+        raise sqlite3.OperationalError("connection lost after the commit")
+
+    caplog.set_level(logging.WARNING)
+    task = lobby.spawn(fails())
+    with pytest.raises(sqlite3.OperationalError):
+        await task
+    await asyncio.sleep(0)  # the done callback runs
+    [record] = [r for r in caplog.records if "store failed" in r.getMessage()]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def _kill_sessions(url: str, application_prefix: str) -> None:
+    """End the guard's session from outside, as a server restart or a cut connection would
+    (its advisory locks die with it)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name"
+            " LIKE $1 AND pid <> pg_backend_pid()",
+            application_prefix + "%",
+        )
+    finally:
+        await conn.close()
+
+
+async def _eventually_claims(guard: Any) -> None:
+    for _ in range(200):  # the server drops a terminated session's locks a moment later
+        try:
+            await guard.claim()
+            return
+        except AlreadyRunning:
+            await asyncio.sleep(0.05)
+    await guard.claim()
+
+
+async def test_the_postgres_guard_is_taken_again_when_its_session_dies(
+    pg_server: Any,
+) -> None:
+    url = await pg_server.fresh_database()
+    guard = PgInstanceLock(url)
+    await guard.claim()
+    lost: list[str] = []
+    watch = asyncio.ensure_future(guard.watch(lost.append, interval=0.05))
+    old = guard._conn
+    try:
+        await _kill_sessions(url, "boardbot pid")
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            if guard._conn is not None and guard._conn is not old:
+                break
+        with pytest.raises(AlreadyRunning):  # held again: a second bot is refused
+            await PgInstanceLock(url).claim()
+        assert lost == [] and not watch.done()
+    finally:
+        watch.cancel()
+        guard.release()
+
+
+async def test_a_bot_whose_postgres_guard_was_taken_by_another_stops_with_one_line(
+    pg_server: Any,
+) -> None:
+    url = await pg_server.fresh_database()
+    guard = PgInstanceLock(url)
+    await guard.claim()
+    lost: list[str] = []
+    watch = asyncio.ensure_future(guard.watch(lost.append, interval=0.5))
+    other = PgInstanceLock(url)
+    try:
+        await _kill_sessions(url, "boardbot pid")
+        await _eventually_claims(other)  # another process starts in the gap
+        await asyncio.wait_for(watch, 30)
+        [line] = lost
+        assert "another process holds it" in line and "\n" not in line
+    finally:
+        watch.cancel()
+        other.release()
+        guard.release()
