@@ -49,6 +49,7 @@ from engine.agents import opponents, registry  # noqa: E402
 from lobby.core import Lobby, LobbyConfig  # noqa: E402
 from lobby.pool import EnginePool  # noqa: E402
 from tests.harness import Call, Harness, HarnessError, user  # noqa: E402
+from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions  # noqa: E402
 
 HOSTILE: list[Any] = [
     "nan",
@@ -97,12 +98,21 @@ class Fuzzer:
         self.stats: Counter[str] = Counter()
         self.details: list[str] = []
         self.errors = ErrorLogs()
-        self.people = [user(9000 + i, f"m{i}") for i in range(args.people)]
+        self.people = [user(9000 + i, self.hostile_name(i)) for i in range(args.people)]
         self.mod = user(8999, "moderator", permissions=ADMIN)
         self.guilds = (700_000_000_000_000_001, 700_000_000_000_000_077)
         self.console_result: dict[str, int] = {}
         self.protocol_result: dict[str, int] = {}
         self.channels = (700_000_000_000_000_002, 700_000_000_000_000_003)
+
+    def hostile_name(self, i: int) -> str:
+        """A member's name built from hostile parts (mentions, a masked link, markdown, code
+        fences), now and then 2,000 characters long; it starts with `m<i>` to stay unique."""
+        parts = self.rng.sample(HOSTILE_PARTS, self.rng.randint(1, 4))
+        name = f"m{i} " + " ".join(parts)
+        if self.rng.random() < 0.2:
+            name += " " + "x" * (2000 - len(name) - 1)
+        return name
 
     # ------------------------------------------------------------------ set-up
 
@@ -111,13 +121,16 @@ class Fuzzer:
         self.pool = EnginePool(workers=self.args.workers)
         await self.pool.start()
         self.lobby = Lobby(self.store, self.pool, LobbyConfig(seed=self.args.seed))
-        self.bot = BoardBot(self.lobby, run_clock=True)
+        # The clock's passes run between interactions, never during one: a refusal's check
+        # then sees only what the interaction itself changed (not a challenge expiring).
+        self.bot = BoardBot(self.lobby, run_clock=False)
 
         async def nobody_owns(_: Any) -> bool:
             return False
 
         self.bot.owner_check = nobody_owns  # a public server: nobody here owns the bot
-        self.h = await Harness.create(self.bot, raise_errors=False, ignore_task=_ours, timeout=30)
+        wait = 30 * self.args.time_factor  # how long one interaction's tasks may take
+        self.h = await Harness.create(self.bot, raise_errors=False, ignore_task=_ours, timeout=wait)
         logging.getLogger().addHandler(self.errors)
 
     async def stop(self) -> None:
@@ -141,6 +154,16 @@ class Fuzzer:
             calls = []
         self.stats["interactions"] += 1
         self.stats[f"kind:{what}"] += 1
+        members = {str(p.id) for p in self.people}  # a challenge may ping its one member
+        for call in calls:
+            why = unsafe_mentions(call, members)
+            if why is not None:
+                self.stats["unsafe_mentions"] += 1
+                self.details.append(f"{what}: {why}")
+            shown = unescaped(call)
+            if shown:
+                self.stats["unescaped_names"] += 1
+                self.details.append(f"{what}: shows {shown} unescaped")
         if len(self.errors.records) > errors_before:
             self.stats["error_logs"] += len(self.errors.records) - errors_before
             self.details += [f"{what}: {r}" for r in self.errors.records[errors_before:]][:3]
@@ -159,6 +182,7 @@ class Fuzzer:
                 self.details.append(f"{what}: refused but {_diff(before, after)}")
         else:
             self.stats["accepted"] += 1
+        await self.lobby.tick()  # the clock's pass, after the check
 
     async def quiet(self) -> None:
         """Wait for agents answering people (not bot matches: those run on)."""
@@ -580,10 +604,27 @@ class Fuzzer:
         return {
             "moves": len(waits),
             "p50": round(statistics.median(waits), 3),
-            "p95": round(waits[int(0.95 * (len(waits) - 1))], 3),
+            "p95": round(waits[math.ceil(0.95 * len(waits)) - 1], 3),
             "max": round(waits[-1], 3),
             "over_budget_plus_1s": late,
         }
+
+    def engine_jobs(self) -> dict[str, Any]:
+        """The engine's jobs apart: how long they waited in the queue, and then ran, for jobs
+        a person waited for (urgent) and the others (bot matches, training, analyses)."""
+        out: dict[str, Any] = {}
+        for name, urgent in (("people", True), ("background", False)):
+            jobs = [t for t in self.pool.timings if t.urgent == urgent]
+            out[name] = {"jobs": len(jobs)}
+            for part in ("wait", "run"):
+                values = sorted(getattr(t, part) for t in jobs)
+                if values:
+                    out[name][part] = {
+                        "p50": round(statistics.median(values), 3),
+                        "p95": round(values[math.ceil(0.95 * len(values)) - 1], 3),
+                        "max": round(values[-1], 3),
+                    }
+        return out
 
     def report(self, seconds: float) -> dict[str, Any]:
         s = self.stats
@@ -593,6 +634,8 @@ class Fuzzer:
             "error_logs": s["error_logs"],
             "refused_changed_rows": s["refused_changed_rows"],
             "duplicate_matches": s["duplicate_matches"],
+            "unsafe_mentions": s["unsafe_mentions"],
+            "unescaped_names": s["unescaped_names"],
             # learned memories at the end: only the bot's own players' ("default") may exist
             "memories": [
                 f"{kind}/{name}"
@@ -605,6 +648,7 @@ class Fuzzer:
             "unanswered": s["unanswered"],
             "by_kind": {k[5:]: v for k, v in sorted(s.items()) if k.startswith("kind:")},
             "bot_moves": self.bot_moves(),
+            "engine_jobs": self.engine_jobs(),
             "console": self.console_result,
             "protocol": self.protocol_result,
             "matches": self.read("SELECT COUNT(*) FROM matches")[0][0],
@@ -615,9 +659,9 @@ class Fuzzer:
 
 def _diff(before: tuple[Any, ...], after: tuple[Any, ...]) -> str:
     names = ("players", "matches", "resigned/stopped", "challenges", "people's moves", "memories")
-    return ", ".join(
+    return ", ".join(  # whole: a cut diff hides what changed
         f"{n} {a} -> {b}" for n, a, b in zip(names, before, after, strict=True) if a != b
-    )[:200]
+    )
 
 
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
@@ -636,6 +680,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--people", type=int, default=12)
     parser.add_argument("--console-lines", type=int, default=1000)
     parser.add_argument("--protocol-lines", type=int, default=2000)
+    parser.add_argument(
+        "--time-factor", type=float, default=1.0, help="how slow this machine is (tests/machine.py)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL)
     result = asyncio.run(amain(args))
@@ -644,6 +691,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(text)
     bad = result["unhandled"] + result["error_logs"] + result["refused_changed_rows"]
+    bad += result["unsafe_mentions"] + result["unescaped_names"]
     for part in ("console", "protocol"):
         bad += result[part].get("bad_replies", 0) + result[part].get("refused_changed_rows", 0)
     bad += sum(not m.endswith("/default") for m in result["memories"])

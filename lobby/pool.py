@@ -36,7 +36,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -119,6 +119,22 @@ class _Job:
     future: asyncio.Future[Any]
     fault: str | None = None
     urgent: bool = False  # a person waits for it: it jumps the queue of the others
+    queued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobTiming:
+    """How long one finished job waited in the queue, and then ran in its worker."""
+
+    label: str
+    urgent: bool
+    wait: float
+    run: float
+
+
+#: Timings kept (the newest), for reports.
+MAX_TIMINGS = 10_000
 
 
 class _Pickler(pickle.Pickler):
@@ -135,6 +151,10 @@ def _no_signals() -> None:
     any thread that does not block it; one that lands here would not wake the event loop of
     a program that relies on Python's own SIGINT handling (asyncio.run), which then sleeps on."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _urgent(w: _Worker) -> bool:
+    return w.job is not None and w.job.urgent
 
 
 def _fail(job: _Job, exc: JobFailed) -> None:
@@ -233,6 +253,9 @@ class EnginePool:
         self._thread_lock = asyncio.Lock()
         self._closed = False
         self._closing: asyncio.Future[None] | None = None
+        #: The newest jobs' queue waits and run times (for reports; queue waits are where a
+        #: person's wait would grow if the pool were too small).
+        self.timings: deque[JobTiming] = deque(maxlen=MAX_TIMINGS)
 
     @property
     def pids(self) -> list[int]:
@@ -344,6 +367,7 @@ class EnginePool:
                 await asyncio.sleep(job.cap)
             else:
                 assert self._loop is not None
+                job.started = time.monotonic()
                 work = self._loop.run_in_executor(self._thread, job.fn, *job.args)
                 try:
                     return await asyncio.wait_for(work, job.cap)
@@ -351,6 +375,7 @@ class EnginePool:
                     pass
                 finally:
                     self.jobs_run += 1
+                    self._timed(job)
             self.timeouts += 1
             log.warning(
                 "engine job %s passed its %.1f s cap (left running in its thread)",
@@ -401,18 +426,40 @@ class EnginePool:
         self._respawns.add(handle)
 
     def _dispatch(self) -> None:
-        """Give queued jobs to idle workers; the cap starts now."""
+        """Give queued jobs to idle workers; the cap starts now.
+
+        With two workers or more, jobs nobody waits for (bot matches, training, analyses)
+        take at most all workers but one: a person's move never waits behind them, only
+        behind other people's moves."""
         assert self._loop is not None and self._sender is not None
         idle = [w for w in self._live if w.state == "idle"]
         while idle and self._queue:
-            job = self._queue.popleft()
+            job = self._next_job()
+            if job is None:
+                return  # only jobs for the spare worker remain: it stays for a person
             if job.future.done():  # its caller gave up while it waited
                 continue
             w = idle.pop()
+            job.started = time.monotonic()
             job.fault = faults.fire("job")  # counted here: deterministic across restarts
             w.state, w.job = "busy", job
             w.timer = self._loop.call_later(job.cap, self._on_deadline, w)
             self._sender.submit(self._send, w, job)
+
+    def _timed(self, job: _Job) -> None:
+        now = time.monotonic()
+        started = job.started if job.started is not None else now
+        self.timings.append(JobTiming(job.label, job.urgent, started - job.queued, now - started))
+
+    def _next_job(self) -> _Job | None:
+        """The next job to start: an urgent one first (they queue in front); another only
+        while it leaves a worker for people."""
+        if self._queue[0].urgent:
+            return self._queue.popleft()
+        background = sum(1 for w in self._live if w.state == "busy" and not _urgent(w))
+        if self.workers >= 2 and background >= self.workers - 1:
+            return None
+        return self._queue.popleft()
 
     def _on_deadline(self, w: _Worker) -> None:
         w.timer = None
@@ -450,6 +497,7 @@ class EnginePool:
             w.stop_timer()
             w.state, w.job = "idle", None
             self.jobs_run += 1
+            self._timed(job)
             if not job.future.done():
                 if kind == "ok":
                     job.future.set_result(value)
