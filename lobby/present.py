@@ -30,6 +30,7 @@ TERMINATION_TEXT = {
     "time": "time ran out",
     "abandon": "abandoned before a move",
     "stopped": "stopped",
+    "unreachable": "the bot lost its board",
 }
 OUTCOME_TEXT = {"win": "won", "loss": "lost", "draw": "drew"}
 
@@ -110,9 +111,11 @@ def result_line(snap: Snapshot) -> str:
         return f"Move {m.ply + 1}: {snap.seat_to_move.name} to play"
     if m.status == "abandoned" or m.result is None:
         return f"Match ended ({how}), no result"
+    outcome = snap.state.outcome()  # a game played to its end has a final score (Othello)
+    score = "" if outcome is None or outcome.score is None else " {}-{}".format(*outcome.score)
     if m.result == "draw":
-        return f"Draw ({how})"
-    return f"{snap.seats[int(m.result)].name} wins ({how})"
+        return f"Draw{score} ({how})"
+    return f"{snap.seats[int(m.result)].name} wins{score} ({how})"
 
 
 def score_line(snap: Snapshot) -> str | None:
@@ -194,7 +197,7 @@ def history(name: str, rows: Sequence[HistoryEntry], *, names: Names = plain) ->
             f"#{m.id} {match_title(m.game, m.variant)} vs {opponent}: {result} "
             f"({how_it_ended(m.termination)}), {plural(m.ply, 'move')}, {rated}"
         )
-    return Listing(f"Recent matches of {name}", lines, f"{name} has no ended matches yet.")
+    return Listing(f"Recent matches of {name}", lines, f"{name} has no finished matches yet.")
 
 
 def agents_intro(game: str) -> str:

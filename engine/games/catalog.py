@@ -96,6 +96,12 @@ def _othello_score(state: GameState) -> str | None:
 
     if not isinstance(state, OthelloState):
         return None
+    outcome = state.outcome()
+    if outcome is not None and outcome.score is not None:
+        black, white = outcome.score
+        empties = 64 - sum(state.disc_counts())
+        rule = " (empty squares go to the winner)" if empties else ""
+        return f"Final score ⚫ {black} - {white} ⚪{rule}"
     black, white = state.disc_counts()
     return f"⚫ {black} - {white} ⚪"
 

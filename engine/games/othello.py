@@ -240,6 +240,8 @@ class OthelloState:
             status = "game over: draw"
         else:
             status = f"game over: {_SIDE_NAMES[result.winner]} wins"
+        if result is not None and result.score is not None:
+            b, w = result.score  # the final score: empty squares go to the winner
         lines.append(f"{status} (X {b}, O {w})")
         return "\n".join(lines)
 
