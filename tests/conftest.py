@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +15,88 @@ import pytest
 
 from engine.agents import registry
 from lobby.pool import EnginePool
+from tests import machine
 from tests.clock import Clock
 from tests.counting import KIND, register_counting
 from tests.pg import PgServer, running_server
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Discord requests the xdist workers validated (each reports its own at its end).
+_VALIDATED: Counter[str] = Counter()
+
+
+def _workers(config: pytest.Config) -> int:
+    """How many xdist workers this run has (0: the tests run in this process)."""
+    if getattr(config, "workerinput", None) is not None:
+        return 0
+    if getattr(config.option, "dist", "no") == "no":
+        return 0
+    return len(getattr(config.option, "tx", None) or [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): the CPUs this process may use (not the host's, which a
+    container may not have), at most 4 (each worker may start a PostgreSQL server and bots)."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Once per run, in the process that starts the xdist workers (or runs the tests): build
+    numba's cache once (the workers would each compile the same kernels at once on a first
+    run), then measure the machine factor (tests/machine.py) with two processes per worker
+    busy, which the workers inherit through the environment. Every process then loads the
+    hypothesis profile whose deadline scales with it."""
+    workers = _workers(config)
+    if getattr(config, "workerinput", None) is None:
+        quick = config.getoption("help") or config.getoption("collectonly")
+        if workers and not quick and not os.environ.get(machine.ENV):
+            warm = [sys.executable, "-c", "from engine.warm import warm_up; warm_up()"]
+            subprocess.run(warm, cwd=ROOT, check=False, timeout=1800)
+        if not os.environ.get(machine.ENV):
+            machine.set_factor(machine.factor_of(machine.measure(2 * max(1, workers))))
+    _hypothesis_profile(machine.factor())
+
+
+def _hypothesis_profile(factor: float) -> None:
+    """Hypothesis' default deadline (200 ms an example) times the factor; its `too_slow`
+    health check (data generation speed) off: tests check behaviour, not speed."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "boardbot",
+        deadline=timedelta(milliseconds=200 * factor),
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile("boardbot")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test's pytest-timeout limit (its marker's, else the configured one) times the
+    machine factor; the slow tests first, so that a parallel run does not end waiting for one
+    that started last (the order is otherwise kept)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    try:
+        configured = config.getoption("timeout") or os.environ.get("PYTEST_TIMEOUT")
+        configured = configured or config.getini("timeout")
+    except ValueError:  # no pytest-timeout
+        return
+    factor = machine.factor()
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        kwargs = dict(marker.kwargs) if marker is not None else {}
+        if marker is not None and marker.args:
+            seconds = marker.args[0]
+        else:
+            seconds = kwargs.pop("timeout", None) if marker is not None else configured
+        if seconds and float(seconds) > 0:
+            item.add_marker(pytest.mark.timeout(float(seconds) * factor, **kwargs), append=False)
+
+
+@pytest.fixture(scope="session")
+def time_factor() -> float:
+    """How much longer than on the reference machine a limit must be here (tests/machine.py)."""
+    return machine.factor()
 
 
 @pytest.fixture(scope="session")
@@ -64,18 +147,37 @@ async def env(tmp_path: Path, clock: Clock, pool: EnginePool) -> AsyncIterator[A
     from tests.boardbot import make_bot
 
     bot, h = await make_bot(tmp_path / "bot.db", clock, pool)
+    h.timeout = machine.scaled(h.timeout)  # how long an interaction's tasks may take to settle
     yield bot, h
     await h.close()
     await bot.lobby.close()
     await bot.lobby.store.close()
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its count of validated Discord requests to the main process."""
+    output = getattr(session.config, "workeroutput", None)
+    spec = sys.modules.get("tests.harness.spec")
+    if output is not None and spec is not None:
+        output["spec_validated"] = dict(spec.VALIDATED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """(xdist) A worker ended: add up what it reported."""
+    _VALIDATED.update(getattr(node, "workeroutput", {}).get("spec_validated") or {})
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Report how many Discord requests tests/harness/spec.py checked (if any test ran it)."""
-    spec = sys.modules.get("tests.harness.spec")  # not imported: no Discord test ran
-    if spec is None:
+    """Report the machine factor, and how many Discord requests tests/harness/spec.py checked
+    (if any test ran it, here or in an xdist worker)."""
+    terminalreporter.write_line(
+        f"Time limits scaled by {machine.factor()} for this machine's speed (tests/machine.py)"
+    )
+    spec = sys.modules.get("tests.harness.spec")  # not imported: no Discord test ran here
+    counts = _VALIDATED + (spec.VALIDATED if spec is not None else Counter())
+    if not counts:
         return
-    counts = spec.VALIDATED
     terminalreporter.write_line(
         f"Discord requests validated against the OpenAPI spec: {sum(counts.values())}"
     )
