@@ -179,6 +179,8 @@ class Driver:
             str(self.args.turn_seconds),
             "--grace",
             str(self.args.grace),
+            "--time-factor",
+            str(self.args.time_factor),
             env=env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -188,12 +190,13 @@ class Driver:
         self._reader = asyncio.ensure_future(self._read(self.proc))
         ready = asyncio.ensure_future(self._ready.wait())
         died = asyncio.ensure_future(self._died.wait())
-        await asyncio.wait({ready, died}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
+        wait = 120 * self.args.time_factor
+        await asyncio.wait({ready, died}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
         ready.cancel()
         died.cancel()
         if not self._ready.is_set():
             if not self._died.is_set():
-                raise RuntimeError("the bot did not start in 120 s; see child.log")
+                raise RuntimeError(f"the bot did not start in {wait:.0f} s; see child.log")
             await self.wait_down()
             if self.proc is not None and self.proc.returncode not in (137, -9):
                 raise RuntimeError(f"the bot exited with {self.proc.returncode}; see child.log")
@@ -284,7 +287,7 @@ class Driver:
             assert self.proc.stdin is not None
             self.proc.stdin.write(b'{"op": "quit"}\n')
             await self.proc.stdin.drain()
-            await asyncio.wait_for(self.proc.wait(), 60)
+            await asyncio.wait_for(self.proc.wait(), 60 * self.args.time_factor)
         except (ChildDied, TimeoutError):
             self.violations["unclean_shutdown"] += 1
             await self.kill()
@@ -602,7 +605,8 @@ class Driver:
         rules = []
         if epoch % 2 == 1:
             rules.append(f"after:write:commit_step:{rng.randrange(3, 60)}")
-        pick = (epoch // 2) % 4  # every fault meets both kinds of kill
+        # Six faults in turn, each meeting both kinds of kill over twelve runs of the bot.
+        pick = (epoch + epoch // 6) % 6
         # Each run of the bot meets its fault before its kill: early in short runs; in long
         # ones past the first jobs, so that it does not land inside the restart's own check
         # (that check is about the restart; a worker fault has its own recovery to show).
@@ -611,7 +615,11 @@ class Driver:
             rules.append(f"crash:job:{rng.randrange(*jobs)}")
         elif pick == 1:
             rules.append(f"hang:job:{rng.randrange(*jobs)}")
-        elif pick == 2:
+        elif pick == 2:  # a commit stored, its answer lost: shown as stored, never frozen
+            rules.append(f"fail:write:commit_step:{rng.randrange(*writes)}:lost")
+        elif pick == 3:  # a write slower than Discord's 3 s to answer
+            rules.append(f"fail:write:{rng.randrange(*writes)}:slow")
+        elif pick == 4:
             rules.append(f"fail:write:{rng.randrange(*writes)}:locked")
         else:
             rules.append(f"fail:write:{rng.randrange(*writes)}:full")
@@ -838,12 +846,13 @@ class Driver:
         self, mid: int, last_at: float, finished_at: float, turn_seconds: float
     ) -> None:
         slack = 2.0
+        late = 2.0 * self.args.time_factor  # how much later than the bot the driver sees it ready
         if finished_at < last_at + turn_seconds - slack:
             self.violations["early_forfeit"] += 1
         for _down, ready in self.restarts:
             if (
                 last_at < ready <= finished_at + slack
-                and finished_at < ready + self.args.grace - slack
+                and finished_at < ready + self.args.grace - late
             ):
                 self.violations["forfeit_during_downtime"] += 1
                 self.details.append(
@@ -952,11 +961,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="keep the database and logs here")
     parser.add_argument("--verbose", action="store_true", help="a timeline on stderr")
     parser.add_argument(
+        "--time-factor",
+        type=float,
+        default=1.0,
+        help="how slow this machine is (tests/machine.py): every time above, the checks' limits"
+        " and the bot's job ceiling are this many times longer (the kill moments are not)",
+    )
+    parser.add_argument(
         "--stop-botmatches",
         action="store_true",
         help="at the end a moderator stops the bot matches instead of watching them finish",
     )
     args = parser.parse_args(argv)
+    for name in ("turn_seconds", "grace", "settle", "drain_seconds"):
+        setattr(args, name, getattr(args, name) * args.time_factor)
     result = asyncio.run(amain(args))
     text = json.dumps(result, indent=2)
     print(text)

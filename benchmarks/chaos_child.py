@@ -203,7 +203,7 @@ async def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         turn_seconds=args.turn_seconds,
         resume_grace=args.grace,
-        job_seconds=args.job_seconds,
+        job_seconds=args.job_seconds * args.time_factor,
         challenge_seconds=args.challenge_seconds,
         # The limits on what one member may start are the fuzz run's subject, not this one's.
         max_bot_games=0,
@@ -232,7 +232,7 @@ async def run(args: argparse.Namespace) -> int:
     h = await StreamingHarness.create(
         bot,
         messages=messages,
-        timeout=60.0,
+        timeout=60.0 * args.time_factor,
         raise_errors=False,
         ignore_task=_ours,
     )
@@ -276,6 +276,9 @@ def main() -> int:
     parser.add_argument("--job-seconds", type=float, default=10.0)
     parser.add_argument("--challenge-seconds", type=float, default=20.0)
     parser.add_argument("--edit-failure", type=float, default=0.03)
+    parser.add_argument(
+        "--time-factor", type=float, default=1.0, help="the job ceiling and request wait times"
+    )
     args = parser.parse_args()
     logging.basicConfig(
         level=logging.WARNING,

@@ -3,6 +3,10 @@
 About 20 matches and 5 kills of the real bot process (kill -9 by the fault hook and at random
 moments), with failed Discord responses and edits, a worker crash or hang and a busy or full
 database: every violation count must be 0.
+
+Its times (the turn clock, the grace after a restart, the checks' limits, the bot's job ceiling)
+are given for the reference machine: the run scales them by the machine factor
+(`--time-factor`, tests/machine.py); the moments of the kills are not scaled.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.machine import factor, scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = [
@@ -34,11 +40,13 @@ def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
             f"{out}",
             "--workdir",
             f"{work}",
+            "--time-factor",
+            f"{factor()}",
         ],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=scaled(240),  # within pytest-timeout's 300 s, scaled too
     )
     assert out.exists(), proc.stderr[-3000:]
     result = json.loads(out.read_text())
