@@ -28,6 +28,7 @@ from engine.serve import answer
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from tests.harness import Harness, user
+from tests.machine import scaled
 
 GAMES = ("connect4", "othello")
 HOSTILE = st.sampled_from(
@@ -84,7 +85,7 @@ class World:
             return False
 
         self.bot.owner_check = nobody
-        self.h = await Harness.create(self.bot, raise_errors=True)
+        self.h = await Harness.create(self.bot, raise_errors=True, timeout=scaled(5.0))
         self.console = Console(self.lobby, io.StringIO(), "you", False)
 
     def run(self, coro: Any) -> Any:

@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 
 from db.store import Store
+from tests.machine import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def console(db: str, script: str, cwd: Path) -> str:
     where = "BOARDBOT_DATABASE_URL" if db.startswith("postgresql://") else "BOARDBOT_DB"
+    if where == "BOARDBOT_DB":
+        Path(db).parent.mkdir(parents=True, exist_ok=True)  # bot.py makes only its own folder
     env = {
         **os.environ,
         where: db,
@@ -28,7 +31,7 @@ def console(db: str, script: str, cwd: Path) -> str:
         input=script,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env=env,
         cwd=cwd,
     )

@@ -7,7 +7,8 @@ import asyncio
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from lobby.records import Person, Where
 from tests.clock import Clock
+from tests.machine import scaled
 from tests.pg import PgServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,6 +120,14 @@ async def _no_sleep(_: float) -> None:
     await asyncio.sleep(0)
 
 
+async def _until(check: Callable[[], Awaitable[bool]], seconds: float, step: float) -> None:
+    """Wait until `check()` holds or `seconds` (on the reference machine: scaled) pass; the
+    caller asserts."""
+    deadline = time.monotonic() + scaled(seconds)
+    while not await check() and time.monotonic() < deadline:
+        await asyncio.sleep(step)
+
+
 @pytest.fixture
 async def two_pools() -> AsyncIterator[tuple[EnginePool, EnginePool]]:
     pools = (EnginePool(workers=0), EnginePool(workers=0))
@@ -196,10 +206,11 @@ async def test_an_agent_turn_runs_only_in_the_process_that_owns_its_guild(
     assert (await other.snapshot(match_id)).match.ply == 0  # not its guild: untouched
     owner = await _lobby(path, 1, two_pools[1], clock)
     await owner.resume()
-    for _ in range(100):
-        if (await owner.snapshot(match_id)).match.ply == 1:
-            break
-        await asyncio.sleep(0.05)
+
+    async def played() -> bool:
+        return (await owner.snapshot(match_id)).match.ply == 1
+
+    await _until(played, 5, 0.05)
     assert (await owner.snapshot(match_id)).match.ply == 1  # its owner plays the bot's move
     await _close(other, owner)
 
@@ -320,11 +331,14 @@ async def test_the_postgres_guard_allows_disjoint_shard_sets_and_refuses_overlap
     low.release()
     high.release()
     whole = PgInstanceLock(url)
-    for _ in range(50):  # the server drops a terminated session's locks a moment later
+    deadline = time.monotonic() + scaled(2.5)
+    while True:  # the server drops a terminated session's locks a moment later
         try:
             await whole.claim()
             break
         except AlreadyRunning:
+            if time.monotonic() > deadline:
+                raise
             await asyncio.sleep(0.05)
     with pytest.raises(AlreadyRunning, match="runs every guild"):
         await PgInstanceLock(url, Shards(4, frozenset({0}))).claim()
@@ -376,20 +390,22 @@ async def test_a_killed_shard_process_leaves_the_other_alone_and_resumes_its_own
         procs.append(b)
         theirs = _until_ready(b)
         assert mine is not None and theirs is not None
-        for _ in range(100):  # the other process's own match goes on
-            if await _ply(store_target, theirs) >= 1:
-                break
-            await asyncio.sleep(0.1)
+
+        async def theirs_moved() -> bool:
+            return await _ply(store_target, theirs) >= 1
+
+        await _until(theirs_moved, 10, 0.1)  # the other process's own match goes on
         assert await _ply(store_target, theirs) >= 1
-        await asyncio.sleep(3)  # its clock has passed over the dead process's match
+        await asyncio.sleep(scaled(3))  # its clock has passed over the dead process's match
         assert await _ply(store_target, mine) == 0
         restarted = _spawn(store_target, 0)
         procs.append(restarted)
         _until_ready(restarted)
-        for _ in range(150):
-            if await _ply(store_target, mine) >= 1:
-                break
-            await asyncio.sleep(0.1)
+
+        async def mine_moved() -> bool:
+            return await _ply(store_target, mine) >= 1
+
+        await _until(mine_moved, 15, 0.1)
         assert await _ply(store_target, mine) == 1  # resumed by its owner
     finally:
         for proc in procs:
@@ -407,7 +423,7 @@ def test_the_console_refuses_shard_settings_in_one_line(tmp_path: Path) -> None:
     }
     proc = subprocess.run(
         [sys.executable, "bot.py"], cwd=ROOT, env=env, input="", capture_output=True,
-        text=True, timeout=60,
+        text=True, timeout=scaled(60),
     )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [

@@ -15,6 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.machine import scaled
 from tests.procs import children_of, gone
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +37,7 @@ def spawn(tmp: Path, **env: str) -> pexpect.spawn:
         cwd=str(tmp),
         env=full,
         encoding="utf-8",
-        timeout=60,
+        timeout=scaled(60),
         dimensions=(50, 120),
     )
 
@@ -47,7 +48,7 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
     term = spawn(tmp_path)
     term.expect("Board-game bot")
     first = time.monotonic() - t0
-    assert first < 1.5, f"the first output took {first:.2f} s"
+    assert first < scaled(1.5), f"the first output took {first:.2f} s"
     term.expect(r"> ")  # the prompt, while the engine may still be starting
     term.sendline("/help")
     term.expect("/matches")
@@ -62,7 +63,9 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
     term.close()
     assert "Traceback" not in (term.before or "")
     assert term.exitstatus == 0, term.exitstatus
-    time.sleep(1)
+    deadline = time.monotonic() + scaled(1)
+    while time.monotonic() < deadline and not all(gone(w) for w in workers):
+        time.sleep(0.05)
     assert not [w for w in workers if not gone(w)]
 
 
@@ -75,7 +78,7 @@ def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
     t0 = time.monotonic()
     term.sendline("/matches")  # answered while the expert thinks (up to 0.9 s a move)
     term.expect(r"Live matches of")
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < scaled(5)
     term.sendline("/quit")
     term.expect(pexpect.EOF)
     term.close()
@@ -91,7 +94,7 @@ def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
     workers = children_of(term.pid)
     assert len(workers) >= 2
     os.kill(term.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while time.monotonic() < deadline and not all(gone(w) for w in workers):
         time.sleep(0.1)
     assert not [w for w in workers if not gone(w)], "workers outlived their bot"
@@ -125,6 +128,7 @@ def test_the_registry_compiles_nothing_on_import() -> None:
         " print('engine.agents.connect4.minimax' in sys.modules)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+        timeout=scaled(60),
+    )  # fmt: skip
     assert out.stdout.strip() == "False", out.stderr
