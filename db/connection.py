@@ -5,6 +5,7 @@ one way to read or write through it. The rooms of the store (`Store`, `Challenge
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -154,8 +155,10 @@ class Connection:
             fault = _injected(op)  # counted in the order the writes run
             if fault == "locked":
                 raise sqlite3.OperationalError(_FAULTS[fault])  # the wait for the lock ran out
+            if fault == "slow":  # a slow disk or server: the write lock is held meanwhile
+                await asyncio.sleep(SLOW_WRITE_SECONDS)
             yield conn
-            if fault is not None and fault != "lost":  # shows when pages are written
+            if fault in ("full", "error"):  # shows when pages are written
                 raise sqlite3.OperationalError(_FAULTS[fault])
         if fault == "lost":  # committed, but the answer never came back
             raise sqlite3.OperationalError(_FAULTS[fault])
@@ -181,7 +184,10 @@ _FAULTS = {
     # The transaction committed, then the connection failed before its answer came back (a
     # server restart, a cut network; SQLite: an I/O error after the commit).
     "lost": "connection lost after the commit",
+    "slow": "",  # not an error: the write takes SLOW_WRITE_SECONDS, then commits
 }
+#: How long a write with the `slow` fault takes (longer than Discord's 3 s to answer).
+SLOW_WRITE_SECONDS = 3.5
 
 
 def _injected(op: str) -> str | None:

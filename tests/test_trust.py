@@ -322,3 +322,25 @@ async def test_a_bot_whose_postgres_guard_was_taken_by_another_stops_with_one_li
         watch.cancel()
         other.release()
         guard.release()
+
+
+async def test_the_slow_and_lost_write_faults_do_what_they_say(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import db.connection
+
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded(seconds: float) -> None:
+        slept.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(db.connection.asyncio, "sleep", recorded)
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    faults.reset("fail:write:commit_step:1:slow,fail:write:commit_step:2:lost")
+    snap = await lobby.play(snap.id, ALICE, "4")  # slow, then stored
+    assert slept == [db.connection.SLOW_WRITE_SECONDS] and snap.match.ply == 1
+    with pytest.raises(sqlite3.OperationalError):
+        await lobby.play(snap.id, BOB, "4")
+    assert (await lobby.store.get_match(snap.id)).ply == 2  # type: ignore[union-attr]
