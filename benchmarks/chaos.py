@@ -14,7 +14,15 @@ clocks run out. Meanwhile it injects faults:
 * interaction responses failing with 404/10062, 500 and 429; board edits failing with 500/429,
   and boards of bot matches deleted (the next edit gets 404);
 * a worker crash, a worker hang (a job sleeping 10x its cap), `database is locked` and
-  `database or disk is full` on the k-th write.
+  `database or disk is full` on the k-th write, a commit whose answer is lost (stored, but the
+  bot hears an error) and a write that takes 3.5 s;
+* while the bot is down, undecodable rows planted beside the matches (a player, a rating, a
+  point of rating history, a pending challenge already due): it must start, set them aside and
+  still answer the leaderboard, stats and history (probed after each restart).
+
+While the bot runs, a board that shows an older ply than the stored one for more than 10 s is
+a `frozen_board`; a person who lost on time at a ply their board never showed is a
+`lost_on_time_by_bot_fault`; a start that fails is a `startup_failed`.
 
 After each restart it checks, within the agents' budget + 5 s, that every live match either
 had its agent's move land or has a person to move with a clock and a board showing the
@@ -136,6 +144,11 @@ class Driver:
     violations: Counter[str] = field(default_factory=Counter)
     details: list[str] = field(default_factory=list)
     restarts: list[tuple[float, float]] = field(default_factory=list)  # (down at, ready at)
+    #: Players planted with undecodable rows while the bot was down (left out of the checks).
+    planted: set[int] = field(default_factory=set)
+    #: (match, stored ply) -> since when the board showed an older ply, while the bot ran.
+    behind_since: dict[tuple[int, int], float] = field(default_factory=dict)
+    frozen: set[tuple[int, int]] = field(default_factory=set)
     kills: int = 0
     actions: int = 0
     refusals: int = 0
@@ -199,6 +212,8 @@ class Driver:
                 raise RuntimeError(f"the bot did not start in {wait:.0f} s; see child.log")
             await self.wait_down()
             if self.proc is not None and self.proc.returncode not in (137, -9):
+                self.violations["startup_failed"] += 1
+                self.details.append(f"the bot exited with {self.proc.returncode} while starting")
                 raise RuntimeError(f"the bot exited with {self.proc.returncode}; see child.log")
             # killed while starting (the hook fired during resume)
             self.note("the bot died while starting; starting it again")
@@ -514,6 +529,91 @@ class Driver:
                 return
             await asyncio.sleep(0.2)
 
+    def plant_corrupt_rows(self) -> None:
+        """While the bot is down, an undecodable row in each table a start, a clock pass or a
+        listing reads beside the matches: a player, a rating, a point of rating history and a
+        pending challenge already due (expired at the start). The bot must start and set each
+        aside (a WARNING), never stop."""
+        now = time.time()
+        base = 9_100_000_000_000 + 10 * len(self.planted)
+        con = sqlite3.connect(self.db, timeout=30)
+        try:
+            with con:
+                insert = (
+                    "INSERT INTO players (kind, discord_id, display_name, created_at,"
+                    " updated_at) VALUES ('user', ?, 'planted', ?, ?) RETURNING id"
+                )
+                good = con.execute(insert, (base, now, now)).fetchone()[0]
+                bad = con.execute(insert, (base + 1, "long ago", now)).fetchone()[0]
+                rating = (
+                    "INSERT INTO ratings (player_id, game, mu, sigma, games, wins, updated_at)"
+                    " VALUES (?, 'connect4', ?, 1, 1, 1, ?)"
+                )
+                con.execute(rating, (good, "high", now))  # the rating does not decode
+                con.execute(rating, (bad, 30.0, now))  # its player does not
+                [(match,)] = con.execute("SELECT MIN(id) FROM matches").fetchall()
+                if match is not None:
+                    con.execute(
+                        "INSERT INTO rating_history (player_id, game, match_id, mu, sigma,"
+                        " games, at) VALUES (?, 'connect4', ?, 25, 8, 1, 'then')",
+                        (good, match),
+                    )
+                con.execute(
+                    "INSERT INTO challenges (game, challenger_id, opponent_id, created_at,"
+                    " expires_at) VALUES ('connect4', ?, ?, 'yesterday', ?)",
+                    (good, bad, now - 1),
+                )
+        finally:
+            con.close()
+        self.planted |= {good, bad}
+        self.faults["corrupt_rows_planted"] += 4
+
+    async def probe_listings(self, channel: int) -> None:
+        """The leaderboard and a member's stats answer, whatever rows were planted (an
+        undecodable row is left out of a listing, never a reason to fail it)."""
+        who = self.rng.randrange(1, self.args.people + 1)
+        for name, options in (
+            ("leaderboard", {"game": "connect4", "scope": "global"}),
+            ("stats", {}),
+            ("history", {}),
+        ):
+            try:
+                result = await self.slash(name, options, who, channel)
+            except ChildDied:
+                return
+            calls = result.get("calls") or []
+            refused = [c for c in calls if c["ephemeral"] and c["content"].startswith("⚠️")]
+            if result.get("error") or refused or not calls:
+                self.violations["listing_failed"] += 1
+                self.details.append(f"/{name}: {result.get('error') or refused[:1]}")
+
+    async def watch_frozen_boards(self) -> None:
+        """While the bot runs: a live match whose board shows an older ply than the stored one
+        for more than 10 s (the agent's move landed, or a person's, but nobody can see it) is a
+        frozen board. Time while the bot is down does not count."""
+        limit = 10.0 * self.args.time_factor
+        while True:
+            await asyncio.sleep(0.5)
+            if not self._ready.is_set() or self._died.is_set():
+                self.behind_since.clear()  # a restart shows every board again
+                continue
+            now = time.monotonic()
+            boards = self.boards()
+            behind = set()
+            for mid, row in self.live().items():
+                board = boards.get(mid)
+                if board is None or row[6] in self.deleted or board.ply >= row[4]:
+                    continue
+                key = (mid, row[4])
+                behind.add(key)
+                since = self.behind_since.setdefault(key, now)
+                if now - since > limit and key not in self.frozen:
+                    self.frozen.add(key)
+                    self.violations["frozen_board"] += 1
+                    self.details.append(f"match {mid}: board at ply {board.ply}, stored {row[4]}")
+            for key in set(self.behind_since) - behind:
+                del self.behind_since[key]
+
     def _dump_child(self) -> None:
         """Ask the bot for its tasks' and threads' stacks (into its log, for the report)."""
         if self.proc is not None and self.proc.returncode is None:
@@ -638,14 +738,18 @@ class Driver:
             sys.executable, "-c", "from engine.warm import warm_up; warm_up()", cwd=ROOT
         )
         await warm.wait()
+        watcher = asyncio.ensure_future(self.watch_frozen_boards())
         for epoch in range(plan.epochs):
             last = epoch == plan.epochs - 1
+            if epoch % 2 == 1:
+                self.plant_corrupt_rows()
             self.note(f"epoch {epoch}: starting the bot")
             await self.start_child("" if last else self.fault_rules(epoch))
             self.note("ready")
             if epoch:
                 await self.check_restart()
                 self.note("restart checked")
+                await self.probe_listings(channels[0])
             todo, queue = self.retry + queue[:per_epoch], queue[per_epoch:]
             self.retry = []
             if last:
@@ -661,6 +765,8 @@ class Driver:
         await self.start_child()  # a last restart: every board shows how its match ended
         await self.check_restart()
         await self.check_final_boards()
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
         await self.quit()
         seconds = time.monotonic() - t0
         self.final_checks()
@@ -766,6 +872,10 @@ class Driver:
         "unhandled",
         "error_logs",
         "unclean_shutdown",
+        "frozen_board",
+        "listing_failed",
+        "lost_on_time_by_bot_fault",
+        "startup_failed",
     )
 
     def final_checks(self) -> None:
@@ -827,6 +937,10 @@ class Driver:
             if m[6] in ("time", "abandon"):
                 last_at = moves[-1][1] if moves else m[10]
                 self._check_forfeit(mid, last_at, m[11], m[12])
+            if m[6] == "time" and m[5] is not None and len(moves) not in self.shown.get(mid, {}):
+                # A person lost on time a turn their board never showed (the bot's fault).
+                self.violations["lost_on_time_by_bot_fault"] += 1
+                self.details.append(f"match {mid}: lost on time at ply {len(moves)}, never shown")
             options = json.loads(m[13])
             seats = options.get("seats") or []
             if (
@@ -876,6 +990,8 @@ class Driver:
         rows = self.read("SELECT player_id, game, games, wins, draws, losses FROM ratings")
         have = {(r[0], r[1]): Counter(games=r[2], wins=r[3], draws=r[4], losses=r[5]) for r in rows}
         for key in set(want) | set(have):
+            if key[0] in self.planted:
+                continue  # planted undecodable, on purpose
             a, b = want.get(key, Counter()), have.get(key, Counter())
             if any(a[k] != b[k] for k in ("games", "wins", "draws", "losses")):
                 self.violations["rating_mismatch"] += 1
