@@ -46,3 +46,23 @@ def test_the_architecture_sections_that_code_names_exist() -> None:
     }
     assert named, "no code names a section of docs/architecture.md"
     assert named <= headings, named - headings
+
+
+#: How the work was done is not what the repository says: no doc speaks of sessions, issues,
+#: notes or a machine's throw-away paths (the words below, in any case).
+PROCESS_WORDS = re.compile(
+    r"\bthis session\b|\bsession notes?\b|\bthe issue\b|\bissue notes?\b|\bin the notes\b"
+    r"|\bclosing note\b|/tmp/|\bshared folder\b|\bthe team's\b",
+    re.IGNORECASE,
+)
+
+
+def test_no_doc_speaks_of_how_it_was_made() -> None:
+    docs = [p for p in sources() if p.suffix == ".md"]
+    found = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
+        for p in docs
+        for n, line in enumerate(p.read_text("utf-8").splitlines(), start=1)
+        if PROCESS_WORDS.search(line)
+    ]
+    assert len(docs) >= 8 and found == []
