@@ -566,7 +566,8 @@ def summary(a: Analysis, names: tuple[str, str]) -> list[str]:
     """Per player their accuracy and mistakes, the turning point, and what was not proven."""
     out = []
     for name, side in zip(names, a.players, strict=True):
-        parts = [_percent(side.accuracy) + f" ({side.kept} of {side.judged} moves kept it)"]
+        moves = "move" if side.judged == 1 else "moves"
+        parts = [_percent(side.accuracy) + f" ({side.kept} of {side.judged} {moves} kept it)"]
         for count, word in (
             (side.blunders, "blunder"),
             (side.misses, "miss"),

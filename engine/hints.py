@@ -61,7 +61,7 @@ def _connect4(state: Connect4State, seconds: float) -> Hint | None:
         return Hint(move, f"you win with {in_moves(n)}", True)
     if outcome == "draw":
         return Hint(move, "a draw with the best play on both sides", True)
-    return Hint(move, f"you lose against perfect play; this holds out longest ({n} moves)", True)
+    return Hint(move, f"you lose against perfect play; this holds out longest, {n} moves", True)
 
 
 def hint(state: GameState, seconds: float = 1.5) -> Hint:
@@ -97,4 +97,4 @@ def hint(state: GameState, seconds: float = 1.5) -> Hint:
         outcome = int(decision.score)
         kinds = ("it keeps your win", "it keeps the draw", "you lose against perfect play")
         return Hint(move, kinds[0 if outcome > 0 else 1 if outcome == 0 else 2], True)
-    return Hint(move, "the best move a deep search finds (not proven to the end)", False)
+    return Hint(move, "the best move a deep search finds, not proven to the end", False)

@@ -191,7 +191,7 @@ def history(name: str, rows: Sequence[HistoryEntry], *, names: Names = plain) ->
     for h in rows:
         m = h.match
         result = OUTCOME_TEXT.get(h.outcome or "", "no result")
-        rated = "rated" if m.rated else "unrated"
+        rated = "rated" if m.rated and m.result is not None else "unrated"  # no result: no rating
         opponent = names(h.opponent.display_name)
         lines.append(
             f"#{m.id} {match_title(m.game, m.variant)} vs {opponent}: {result} "

@@ -1,0 +1,66 @@
+"""Small words people read are right: no brackets inside brackets in a hint, "1 move" and not
+"1 moves", and an unplayed match is never called rated."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from db.store import Store
+from engine.analysis import Analysis, Side, summary
+from engine.games.connect4 import Connect4State
+from engine.hints import hint
+from lobby.core import Lobby, Person
+from lobby.pool import EnginePool
+from lobby.present import hint_line, history
+
+ALICE = Person("local", "alice", "Alice")
+BOB = Person("local", "bob", "Bob")
+
+
+@pytest.fixture
+async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
+    store = await Store.open(tmp_path / "words.db")
+    lob = Lobby(store, pool)
+    yield lob
+    await lob.close()
+    await store.close()
+
+
+def nested(text: str) -> bool:
+    depth = 0
+    for c in text:
+        depth += c == "("
+        if depth > 1:
+            return True
+        depth -= c == ")"
+    return False
+
+
+async def test_a_hint_line_has_no_brackets_inside_brackets(lobby: Lobby) -> None:
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    for i, col in enumerate("33445"):  # Alice's open three on the bottom row: Bob is lost
+        snap = await lobby.play(snap.id, ALICE if i % 2 == 0 else BOB, col)
+    found = hint(Connect4State.from_moves("33445"), seconds=5.0)
+    assert "lose" in found.outcome
+    line = hint_line(found, snap, 3)
+    assert not nested(line), line
+
+
+def test_one_judged_move_is_one_move() -> None:
+    a = Analysis("connect4", None, [], players=[Side(judged=1, kept=1), Side(judged=2, kept=2)])
+    lines = summary(a, ("Ann", "Bob"))
+    assert "(1 of 1 move kept it)" in lines[0] and "(2 of 2 moves kept it)" in lines[1]
+
+
+async def test_a_match_abandoned_before_a_move_is_not_called_rated(lobby: Lobby) -> None:
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    assert snap.match.rated
+    lobby.clock = lambda: snap.match.created_at + 10_000  # the clock ran out before a move
+    [ended] = await lobby.expire_turns()
+    assert ended.match.status == "abandoned"
+    _, rows = await lobby.history(ALICE)
+    [line] = history("Alice", rows).lines
+    assert line.endswith("0 moves, unrated"), line
