@@ -275,7 +275,7 @@ async def build_lobby(
 
     from db.backend import is_postgres_url, redact
     from db.errors import StoreError
-    from db.instance import guard_for
+    from db.instance import AlreadyRunning, guard_for
     from db.store import Store
     from lobby.core import Lobby
     from lobby.pool import EnginePool
@@ -293,6 +293,8 @@ async def build_lobby(
             log.info("running %s", config.shards.label())
     except (StoreError, sqlite3.Error, OSError) as exc:
         guard.release()
+        if isinstance(exc, AlreadyRunning):  # its line names the database already
+            raise StartError(str(exc)) from None
         raise StartError(f"cannot use the database {name}: {exc}") from None
     (say or log.info)(f"database: {name}" + (" (new, empty)" if new else ""))
     pool = EnginePool(workers=config.workers, ceiling=config.job_seconds)

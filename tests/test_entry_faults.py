@@ -60,6 +60,7 @@ def test_a_second_process_on_the_same_database_refuses_to_start(tmp_path: Path) 
     with InstanceLock(db):  # as a running bot holds it
         proc = run_bot(db, "/quit\n", tmp_path)
     one_line_error(proc, "another bot process", str(os.getpid()), str(db))
+    assert proc.stderr.count(str(db)) == 1  # the database named once
     proc = run_bot(db, "/quit\n", tmp_path)  # released: it starts
     assert proc.returncode == 0, proc.stderr
 
