@@ -147,6 +147,18 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
         )
         return decode_player(rows[0]) if rows else None
 
+    async def find_agents(self, keys: Iterable[str]) -> list[Player]:
+        """The agent players with these keys (`game:name`), in key order; absent ones left out."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        rows = await self._fetchall(
+            f"SELECT {PLAYER_COLS} FROM players WHERE kind = 'agent' AND agent_key IN"
+            f" ({', '.join('?' * len(wanted))}) ORDER BY agent_key",
+            wanted,
+        )
+        return decodable(rows, decode_player)
+
     async def find_user(self, discord_id: int) -> Player | None:
         rows = await self._fetchall(
             f"SELECT {PLAYER_COLS} FROM players WHERE discord_id = ?", (int(discord_id),)
@@ -262,6 +274,23 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             "SELECT id FROM matches WHERE status = 'live' AND kind <> 'pvp'"
             f" AND turn_deadline IS NULL AND {_NOT_SET_ASIDE} AND {self.shards.where()}"
             " ORDER BY id"
+        )
+        return [int(r[0]) for r in rows]
+
+    async def live_match_ids_in(
+        self, *, guild_id: int | None = None, channel_id: int | None = None
+    ) -> list[int]:
+        """Live matches (not set aside) shown in a guild, or in a channel, oldest first: those
+        a removed guild or a deleted channel leaves without a board."""
+        if (guild_id is None) == (channel_id is None):
+            raise ValueError("give a guild or a channel")
+        column, ident = (
+            ("guild_id", guild_id) if guild_id is not None else ("channel_id", channel_id)
+        )
+        rows = await self._fetchall(
+            f"SELECT id FROM matches WHERE status = 'live' AND {column} = ?"
+            f" AND {_NOT_SET_ASIDE} AND {self.shards.where()} ORDER BY created_at, id",
+            (ident,),
         )
         return [int(r[0]) for r in rows]
 

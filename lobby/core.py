@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from engine.agents import opponents
+from engine.agents import opponents, registry
 from lobby.boundary import boundary
 from lobby.charts import rating_chart
 from lobby.coach import AnalysisReport, Coach, ReplayFiles
@@ -116,6 +116,32 @@ class Lobby(Coach):
     async def stats(self, person: Person) -> tuple[Player, list[PlayerStats]]:
         player = await self.player_for(person)
         return player, await self.store.player_stats(player.id)
+
+    @boundary
+    async def bot_stats(self, name: str) -> tuple[str, list[PlayerStats]]:
+        """The record of one of the bot's players, by level or agent name (`expert`, `Bot
+        (expert)`), over every game it plays: (its name as shown, the stats of each game)."""
+        label, players = await self._bot_players(name)
+        rows = [row for p in players for row in await self.store.player_stats(p.id)]
+        return label, rows
+
+    @boundary
+    async def bot_history(self, name: str, limit: int = 10) -> tuple[str, list[HistoryEntry]]:
+        """The last ended matches of one of the bot's players (as `bot_stats`), newest first."""
+        label, players = await self._bot_players(name)
+        rows = [row for p in players for row in await self.store.history(p.id, limit=limit)]
+        rows.sort(key=lambda h: (h.match.finished_at or 0.0, h.match.id), reverse=True)
+        return label, rows[:limit]
+
+    async def _bot_players(self, name: str) -> tuple[str, list[Player]]:
+        text = name.strip()
+        if text.casefold().startswith("bot (") and text.endswith(")"):
+            text = text[5:-1].strip()
+        keys = [f"{game}:{text}" for game in registry.GAMES]
+        players = await self.store.find_agents(keys)
+        if not players:
+            raise BadRequest(f"the bot has no player called {name!r} with a finished match yet")
+        return players[0].display_name, players
 
     @boundary
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:

@@ -13,6 +13,7 @@ from engine.analysis import Analysis, Side, summary
 from engine.games.connect4 import Connect4State
 from engine.hints import hint
 from lobby.core import Lobby, Person
+from lobby.errors import LobbyError
 from lobby.pool import EnginePool
 from lobby.present import hint_line, history
 
@@ -64,3 +65,20 @@ async def test_a_match_abandoned_before_a_move_is_not_called_rated(lobby: Lobby)
     _, rows = await lobby.history(ALICE)
     [line] = history("Alice", rows).lines
     assert line.endswith("0 moves, unrated"), line
+
+
+async def test_the_bots_players_have_stats_and_history_by_level_or_name(lobby: Lobby) -> None:
+    for game in ("connect4", "othello"):
+        snap = await lobby.start_pve(ALICE, game, "easy")
+        await lobby.resign(snap.id, ALICE)
+    for name in ("easy", "Bot (easy)"):
+        label, stats = await lobby.bot_stats(name)
+        assert label == "Bot (easy)"
+        assert sorted((s.game, s.played, s.wins) for s in stats) == [
+            ("connect4", 1, 1),
+            ("othello", 1, 1),
+        ]
+        label, rows = await lobby.bot_history(name)
+        assert len(rows) == 2 and all(h.outcome == "win" for h in rows)
+    with pytest.raises(LobbyError, match="no player called"):
+        await lobby.bot_stats("nosuch")
