@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import subprocess
 import sys
@@ -23,6 +24,9 @@ from tests.pg import PgServer, running_server
 ROOT = Path(__file__).resolve().parent.parent
 #: Discord requests the xdist workers validated (each reports its own at its end).
 _VALIDATED: Counter[str] = Counter()
+#: Seconds past a test's pytest-timeout limit after which the process ends (see below).
+BACKSTOP = 60.0
+_stderr = pytest.StashKey[int]()
 
 
 def _workers(config: pytest.Config) -> int:
@@ -47,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run), then measure the machine factor (tests/machine.py) with two processes per worker
     busy, which the workers inherit through the environment. Every process then loads the
     hypothesis profile whose deadline scales with it."""
+    config.stash[_stderr] = os.dup(sys.__stderr__.fileno() if sys.__stderr__ else 2)
     workers = _workers(config)
     if getattr(config, "workerinput", None) is None:
         quick = config.getoption("help") or config.getoption("collectonly")
@@ -56,6 +61,12 @@ def pytest_configure(config: pytest.Config) -> None:
         if not os.environ.get(machine.ENV):
             machine.set_factor(machine.factor_of(machine.measure(2 * max(1, workers))))
     _hypothesis_profile(machine.factor())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    fd = config.stash.get(_stderr, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def _hypothesis_profile(factor: float) -> None:
@@ -91,6 +102,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             seconds = kwargs.pop("timeout", None) if marker is not None else configured
         if seconds and float(seconds) > 0:
             item.add_marker(pytest.mark.timeout(float(seconds) * factor, **kwargs), append=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """A backstop behind pytest-timeout: its signal cannot stop a test whose main thread is
+    blocked outside Python (say, on a lock a thread holds while it reads a terminal). Past
+    the limit + BACKSTOP, every thread's stack goes to stderr and the process ends: an xdist
+    worker is replaced and the run goes on (xdist names the test), instead of hanging."""
+    marker = item.get_closest_marker("timeout")
+    seconds = float(marker.args[0]) if marker is not None and marker.args else 0.0
+    if seconds > 0:
+        fd = item.config.stash[_stderr]
+        faulthandler.dump_traceback_later(seconds + BACKSTOP, exit=True, file=fd)
+    try:
+        return (yield)
+    finally:
+        if seconds > 0:
+            faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
