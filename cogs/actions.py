@@ -16,12 +16,13 @@ import contextlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 
 from cogs.components import ChallengeButton
 from cogs.editor import Shown
+from cogs.errors import PLACEHOLDER
 from cogs.names import safe_name
 from cogs.render import analysis_embed, board_embed, board_view
 from engine.games.catalog import offer, offer_of
@@ -71,23 +72,29 @@ async def new_board(
     """Answer with a new board. Once the lobby has checked the request, the interaction is
     deferred (its message now exists, with an id), the match is stored with that message,
     and the message is filled with the board (or the editor fills it if that fails). A bad
-    request is refused before anything is shown or stored."""
+    request is refused before anything is shown or stored; a channel where the bot could not
+    keep the board current is refused first. Checks slower than DEFER_AFTER (a busy
+    database) are deferred first, within Discord's 3 s."""
     bot = bot_of(interaction)
-    deferred = False
+    check_reach(interaction)
+    timer = _Deferral(interaction, thinking=True)
 
     async def show() -> int | None:
-        nonlocal deferred
-        response = await interaction.response.defer(thinking=True)
-        deferred = True
-        return response.message_id if response is not None else None
+        await timer.settle()
+        if not timer.deferred:
+            await timer.defer()
+        return timer.message_id
 
     try:
         snap = await start(Where(interaction.guild_id, interaction.channel_id, show=show))
     except Exception:
-        if deferred:  # the match was not stored: take the "thinking..." message away
+        await timer.settle()
+        if timer.deferred:  # the match was not stored: take the "thinking..." message away
+            interaction.extras.pop(PLACEHOLDER, None)
             with contextlib.suppress(discord.HTTPException):
                 await interaction.delete_original_response()
         raise
+    interaction.extras.pop(PLACEHOLDER, None)  # the board fills it (or the editor does)
     async with bot.editor.responding(snap.id) as shown:
         try:
             message = await interaction.edit_original_response(
@@ -153,21 +160,40 @@ class _Deferral:
     """Defers the interaction if the work is still running after DEFER_AFTER seconds.
 
     The work runs in the caller's task (its errors reach the error pipeline as they are);
-    only the deferral runs beside it, and it never raises.
+    only the deferral runs beside it, and it never raises. A click is deferred as an update
+    of its message; a slash command (or `thinking`) with a "thinking..." message, public
+    unless `ephemeral`.
     """
 
-    def __init__(self, interaction: discord.Interaction) -> None:
+    def __init__(
+        self, interaction: discord.Interaction, *, thinking: bool = False, ephemeral: bool = False
+    ) -> None:
         self.interaction = interaction
+        command = interaction.type is discord.InteractionType.application_command
+        self.thinking = thinking or command
+        self.ephemeral = ephemeral
         self.started = False
         self.deferred = False
+        self.message_id: int | None = None  # the "thinking..." message, if Discord said
         self.task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
         await asyncio.sleep(DEFER_AFTER)
         self.started = True  # from here on the request is not cancelled: it may have landed
+        if self.interaction.response.is_done():
+            return
         with contextlib.suppress(discord.HTTPException):
-            await self.interaction.response.defer()
-            self.deferred = True
+            await self.defer()
+
+    async def defer(self) -> None:
+        """Defer now (Discord's refusal is raised)."""
+        response = await self.interaction.response.defer(
+            thinking=self.thinking, ephemeral=self.ephemeral
+        )
+        self.deferred = True
+        self.message_id = response.message_id if response is not None else None
+        if self.thinking:
+            self.interaction.extras[PLACEHOLDER] = "ephemeral" if self.ephemeral else "public"
 
     async def settle(self) -> None:
         """Stop the timer, or wait for a deferral already sent."""
@@ -176,6 +202,95 @@ class _Deferral:
         elif not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+
+
+class Reply:
+    """A slash command's answer within Discord's 3 s: the work inside `async with` is deferred
+    ("thinking...") if it takes more than DEFER_AFTER (a busy database), then `send` answers
+    in the placeholder. A refusal raised inside goes through the error pipeline as usual."""
+
+    def __init__(self, interaction: discord.Interaction, *, ephemeral: bool = False) -> None:
+        self.interaction = interaction
+        self.ephemeral = ephemeral
+        self._timer: _Deferral | None = None
+
+    async def __aenter__(self) -> Reply:
+        self._timer = _Deferral(self.interaction, ephemeral=self.ephemeral)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            await self._timer.settle()
+
+    async def send(
+        self,
+        content: str | None = None,
+        *,
+        embed: discord.Embed | None = None,
+        file: discord.File | None = None,
+        view: discord.ui.View | None = None,
+        mentions: discord.AllowedMentions | None = None,
+        new_message: bool = False,
+    ) -> int | None:
+        """Answer; the id of the message that shows it (if Discord said). `new_message`: after
+        a deferral, send a new message (mentions in it notify; an edit's do not) and remove
+        the placeholder."""
+        assert self._timer is not None, "use Reply in `async with`"
+        await self._timer.settle()
+        i = self.interaction
+        fields: dict[str, Any] = {"content": content}
+        for key, value in (("embed", embed), ("view", view), ("allowed_mentions", mentions)):
+            if value is not None:
+                fields[key] = value
+        if not self._timer.deferred:
+            if file is not None:
+                fields["file"] = file
+            response = await i.response.send_message(ephemeral=self.ephemeral, **fields)
+            return response.message_id if response is not None else None
+        if new_message:
+            if file is not None:
+                fields["file"] = file
+            sent = await i.followup.send(ephemeral=self.ephemeral, wait=True, **fields)
+            i.extras.pop(PLACEHOLDER, None)
+            with contextlib.suppress(discord.HTTPException):
+                await i.delete_original_response()
+            return sent.id
+        if file is not None:
+            fields["attachments"] = [file]
+        message = await i.edit_original_response(**fields)
+        i.extras.pop(PLACEHOLDER, None)
+        return message.id
+
+
+#: What the bot needs where it shows a board or a challenge: it edits that message with the
+#: bot token through the channel (moves, clocks, the end), and the message is an embed.
+#: Without them its moves would never show (docs/architecture.md, "Discord limits").
+REACH = {
+    "view_channel": "View Channel",
+    "send_messages": "Send Messages",
+    "embed_links": "Embed Links",
+}
+THREAD_SEND = ("send_messages_in_threads", "Send Messages in Threads")
+
+
+def check_reach(interaction: discord.Interaction) -> None:
+    """Refuse, in one line naming what is missing, a board or challenge where the bot could
+    not keep it current (a channel that lets people use commands but not the bot in)."""
+    if interaction.guild_id is None:
+        return  # a DM with the bot: it can always edit its own messages there
+    needed = dict(REACH)
+    if isinstance(interaction.channel, discord.Thread):
+        del needed["send_messages"]
+        needed[THREAD_SEND[0]] = THREAD_SEND[1]
+    perms = interaction.app_permissions
+    missing = [label for name, label in needed.items() if not getattr(perms, name)]
+    if missing:
+        which = " and ".join(missing) if len(missing) < 3 else ", ".join(missing)
+        raise BadRequest(
+            f"I cannot play in this channel: I need the {which} "
+            f"permission{'s' if len(missing) > 1 else ''} here (a server admin can grant "
+            f"{'them' if len(missing) > 1 else 'it'})"
+        )
 
 
 async def notify(interaction: discord.Interaction, text: str) -> None:
@@ -318,24 +433,37 @@ def ended_embed(status: str) -> discord.Embed:
 async def send_challenge(
     interaction: discord.Interaction, opponent_id: int, opponent_name: str, game: str
 ) -> None:
-    """A stored challenge with Accept/Decline buttons; the challenged person is pinged."""
+    """A stored challenge with Accept/Decline buttons; the challenged person is pinged.
+    Refused in a DM (nobody else can see it there) and where the bot could not keep its
+    message current; a challenge whose message could not be sent is withdrawn (it would
+    count against the challenger's limits until it expired)."""
+    if interaction.guild_id is None:
+        raise BadRequest(
+            "challenges are made in a server channel your opponent can see: use /challenge there"
+        )
+    check_reach(interaction)
     bot = bot_of(interaction)
-    opponent = Person("user", opponent_id, opponent_name)
-    challenge = await bot.lobby.challenge(
-        person(interaction.user), opponent, game, where(interaction)
-    )
-    response = await interaction.response.send_message(
-        content=f"<@{opponent_id}>",
-        embed=challenge_embed(
-            interaction.user.display_name, opponent_name, game, int(challenge.expires_at)
-        ),
-        view=challenge_view(challenge.id),
-        # Only the challenged person is pinged: the content is their mention alone (names
-        # are in the embed, and an embed pings nobody).
-        allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
-    )
-    if response.message_id is not None:
-        await bot.lobby.challenge_shown(challenge.id, response.message_id)
+    me, opponent = person(interaction.user), Person("user", opponent_id, opponent_name)
+    async with Reply(interaction) as reply:
+        challenge = await bot.lobby.challenge(me, opponent, game, where(interaction))
+        try:
+            message_id = await reply.send(
+                f"<@{opponent_id}>",
+                embed=challenge_embed(
+                    interaction.user.display_name, opponent_name, game, int(challenge.expires_at)
+                ),
+                view=challenge_view(challenge.id),
+                # Only the challenged person is pinged: the content is their mention alone
+                # (names are in the embed, and an embed pings nobody).
+                mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
+                new_message=True,  # an edited message would not notify them
+            )
+        except discord.HTTPException:
+            with contextlib.suppress(LobbyError):
+                await bot.lobby.answer_challenge(challenge.id, me, False, where(interaction))
+            raise
+    if message_id is not None:
+        await bot.lobby.challenge_shown(challenge.id, message_id)
 
 
 async def grey_challenge(bot: BoardBot, challenge: Challenge) -> None:
@@ -357,35 +485,50 @@ async def answer_challenge(
     bot = bot_of(interaction)
     message_id = interaction.message.id if interaction.message is not None else None
     via = where(interaction, message_id)
+    timer = _Deferral(interaction)  # accepting stores a match: deferred if that is slow
     try:
         challenge, snap = await bot.lobby.answer_challenge(
             challenge_id, person(interaction.user), accept, via
         )
     except ChallengeOver as exc:
+        await timer.settle()
         found = await bot.lobby.get_challenge(challenge_id)
         if found is not None and found.status != "accepted":  # an accepted one shows its board
             status = "expired" if found.status == "pending" else found.status
             with contextlib.suppress(discord.HTTPException):
-                await interaction.response.edit_message(
-                    content=None, embed=ended_embed(status), view=None
-                )
+                await _update(interaction, timer, content=None, embed=ended_embed(status))
         await notify_or_reply(interaction, str(exc))
         return
+    finally:
+        await timer.settle()
     if snap is None:
-        await interaction.response.edit_message(
-            content=None, embed=ended_embed(challenge.status), view=None
-        )
+        await _update(interaction, timer, content=None, embed=ended_embed(challenge.status))
         return
     async with bot.editor.responding(snap.id) as shown:
         try:
-            await interaction.response.edit_message(
-                content=None, embed=board_embed(snap), view=board_view(snap)
+            await _update(
+                interaction, timer, content=None, embed=board_embed(snap), view=board_view(snap)
             )
         except discord.HTTPException as exc:
             log.warning("could not show the board of match %s (%s)", snap.id, exc)
             await bot.editor.submit(snap)
             return
         shown(snap)
+
+
+async def _update(
+    interaction: discord.Interaction,
+    timer: _Deferral,
+    *,
+    content: str | None,
+    embed: discord.Embed,
+    view: discord.ui.View | None = None,
+) -> None:
+    """Update a clicked message: the response, or an edit after a deferral."""
+    if timer.deferred or interaction.response.is_done():
+        await interaction.edit_original_response(content=content, embed=embed, view=view)
+    else:
+        await interaction.response.edit_message(content=content, embed=embed, view=view)
 
 
 async def old_challenge(interaction: discord.Interaction) -> None:

@@ -54,6 +54,8 @@ class BoardBot(commands.Bot):
         self.home_guild = home_guild
         self.admin_role = admin_role
         self.editor = BoardEditor(self)
+        #: Gateway links lost and not back yet (None: the one connection; else shard ids).
+        self._down: set[int | None] = set()
         #: Who owns the bot (overridable in tests; discord.py asks the API once and caches).
         self.owner_check: Callable[[discord.abc.User], Awaitable[bool]] = self.is_owner
 
@@ -116,6 +118,56 @@ class BoardBot(commands.Bot):
     async def _challenge_ended(self, challenge: Challenge) -> None:
         await grey_challenge(self, challenge)
 
+    # Where the bot's boards go away: the bot left a guild (removed, or the guild deleted), a
+    # channel or thread was deleted. Their live matches end unrated (`unreachable`): nobody
+    # can see or play them, so nobody may lose them on time.
+
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        self.editor.gone(guild_id=guild.id)
+        ended = await self.lobby.abandon_in(guild_id=guild.id)
+        log.info("left guild %s: %d live matches ended unrated", guild.id, len(ended))
+
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        await self._channel_gone(channel.id)
+
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        await self._channel_gone(payload.thread_id)
+
+    async def _channel_gone(self, channel_id: int) -> None:
+        self.editor.gone(channel_id=channel_id)
+        ended = await self.lobby.abandon_in(channel_id=channel_id)
+        if ended:
+            log.info("channel %s deleted: %d live matches ended unrated", channel_id, len(ended))
+
+    # While Discord cannot reach the bot (a gateway outage, a reconnect) or a guild is out,
+    # nobody there can move: people's clocks do not run out, and when the link is back every
+    # person to move gets the resume grace, as after a restart. `_down` holds the lost links
+    # (None: the one connection; a shard id for each shard's).
+
+    async def on_disconnect(self) -> None:
+        self._link_lost(None)
+
+    async def on_resumed(self) -> None:
+        await self._link_back(None)
+
+    async def on_ready(self) -> None:
+        await self._link_back(None)
+
+    async def on_guild_unavailable(self, guild: discord.Guild) -> None:
+        self.lobby.pause_clocks(guild.id)
+
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        await self.lobby.resume_clocks(guild.id)  # nothing unless it was out
+
+    def _link_lost(self, shard_id: int | None) -> None:
+        self._down.add(shard_id)
+        self.lobby.pause_clocks()
+
+    async def _link_back(self, shard_id: int | None) -> None:
+        self._down.discard(shard_id)
+        if not self._down:
+            await self.lobby.resume_clocks()  # nothing unless it was paused
+
     async def close(self) -> None:
         await self.editor.close()
         await super().close()
@@ -124,7 +176,26 @@ class BoardBot(commands.Bot):
 class ShardedBoardBot(BoardBot, commands.AutoShardedBot):
     """The bot over some of the bot's shards (`shard_count`, `shard_ids`), one gateway
     connection each; for a bot in more guilds than one connection may serve. The lobby it is
-    given owns exactly those shards' guilds (bot.py sets it up)."""
+    given owns exactly those shards' guilds (bot.py sets it up). Clocks wait while any of its
+    shards is disconnected (a shard's events say which; the shared ones are left alone)."""
+
+    async def on_disconnect(self) -> None:
+        return None
+
+    async def on_resumed(self) -> None:
+        return None
+
+    async def on_ready(self) -> None:
+        return None
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
+        self._link_lost(shard_id)
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        await self._link_back(shard_id)
+
+    async def on_shard_ready(self, shard_id: int) -> None:
+        await self._link_back(shard_id)
 
 
 def command_payloads() -> list[dict[str, Any]]:

@@ -2,9 +2,10 @@
 
 The lobby announces every committed change here. A click's response shows it when it can;
 everything else is edited in with the bot token through the channel (waiting for a response in
-flight, coalesced, paced per board, channel and bot; never again on a board gone 403/404), so a
-committed move is never hidden by a failed or slow response. The rules and the Discord limits
-behind them: docs/architecture.md, "Keeping boards current: the editor" and "Discord limits".
+flight, coalesced, paced per board, channel and bot; never again on a board gone 403/404, whose
+match then ends unrated), so a committed move is never hidden by a failed or slow response. The
+rules and the Discord limits behind them: docs/architecture.md, "Keeping boards current: the
+editor" and "Discord limits".
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class _Board:
     channel_id: int
     message_id: int
     kind: str
+    guild_id: int | None = None
     shown: tuple[int, bool, int] | None = None  # the moment the message is known to show
     latest: Snapshot | None = None  # the newest snapshot seen from any source
     force: bool = False  # edit `latest` even if `shown` says it is there (order unknown)
@@ -121,6 +123,9 @@ class BoardEditor:
     _responding: dict[int, int] = field(default_factory=dict)  # match id -> responses in flight
     _channels: dict[int, Bucket] = field(default_factory=dict)
     _global: Bucket | None = None
+    #: Guilds the bot left and channels deleted: their boards are never edited again.
+    _gone_guilds: set[int] = field(default_factory=set)
+    _gone_channels: set[int] = field(default_factory=set)
     #: Counters for tests and the chaos run: edits sent, failed, boards given up.
     edits: int = 0
     failures: int = 0
@@ -175,6 +180,21 @@ class BoardEditor:
 
     # ------------------------------------------------------------------ the edit loop
 
+    def gone(self, *, guild_id: int | None = None, channel_id: int | None = None) -> None:
+        """The bot left a guild, or a channel was deleted: no board there is edited again
+        (each edit would be one more invalid request counted against the bot)."""
+        for where, ident in ((self._gone_guilds, guild_id), (self._gone_channels, channel_id)):
+            if ident is not None:
+                if len(where) >= 10_000:  # bounded: a long-running bot sees many come and go
+                    where.clear()
+                where.add(ident)
+        for slot in self._boards.values():
+            if self._is_gone(slot.guild_id, slot.channel_id):
+                slot.dead = True
+
+    def _is_gone(self, guild_id: int | None, channel_id: int) -> bool:
+        return channel_id in self._gone_channels or guild_id in self._gone_guilds
+
     def _slot(self, snap: Snapshot) -> _Board | None:
         m = snap.match
         slot = self._boards.get(m.id)
@@ -182,7 +202,12 @@ class BoardEditor:
             if m.message_id is None or m.channel_id is None:
                 return None
             slot = self._boards[m.id] = _Board(
-                m.channel_id, m.message_id, m.kind, old_end=m.status != "live"
+                m.channel_id,
+                m.message_id,
+                m.kind,
+                guild_id=m.guild_id,
+                old_end=m.status != "live",
+                dead=self._is_gone(m.guild_id, m.channel_id),
             )
         elif m.message_id is not None and m.message_id != slot.message_id:
             slot.message_id, slot.shown, slot.dead = m.message_id, None, False  # a new board
@@ -280,14 +305,12 @@ class BoardEditor:
         return True
 
     async def _board_gone(self, snap: Snapshot) -> None:
-        """A bot match nobody can see any more is stopped (people's matches go on: they can
-        still resign, and their clock runs)."""
-        if snap.match.kind != "eve":
-            return
+        """A match whose board can never be edited again ends unrated (`unreachable`): its
+        players cannot see the bot's moves or the clock, so it must not end by time."""
         with contextlib.suppress(LobbyError):
             current = await self.bot.lobby.snapshot(snap.id)
             if current.live:
-                await self.bot.lobby.stop(snap.id)
+                await self.bot.lobby.abandon(snap.id, "unreachable")
 
     def _forget(self, match_id: int) -> None:
         slot = self._boards.get(match_id)

@@ -7,6 +7,7 @@ interaction was already answered (e.g. deferred), the reply goes out as a follow
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -18,6 +19,10 @@ from cogs.names import safe_line
 from lobby.errors import LobbyError
 
 log = logging.getLogger(__name__)
+
+#: Set in `interaction.extras` while a "thinking..." message a deferral made is not filled:
+#: "public" or "ephemeral" (a refusal then takes its place, see `send_error`).
+PLACEHOLDER = "boardbot_placeholder"
 
 
 def describe(error: BaseException) -> str:
@@ -45,8 +50,17 @@ def describe(error: BaseException) -> str:
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:
+    """The line, ephemeral. A "thinking..." message a slow command left unfilled does not
+    stay: an ephemeral one shows the line, a public one is removed."""
     text = safe_line(f"⚠️ {message}")[:2000]
+    placeholder = interaction.extras.pop(PLACEHOLDER, None)
     try:
+        if placeholder == "ephemeral":
+            await interaction.edit_original_response(content=text)
+            return
+        if placeholder == "public":
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.delete_original_response()
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=True)
         else:

@@ -10,11 +10,13 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs import actions
-from cogs.actions import new_board, person
+from cogs.actions import Reply, new_board, person
+from cogs.coach import MAX_MATCH_ID
 from cogs.names import safe_name
 from engine.agents import opponents
 from engine.games.catalog import GAMES, INFO, OFFERS, offer
 from lobby import present
+from lobby.core import Person, Snapshot
 from lobby.errors import BadRequest
 
 if TYPE_CHECKING:
@@ -48,6 +50,8 @@ def _choice_name(name: str, description: str) -> str:
 
 
 MAX_CHOICES = 25
+#: At most this many matches are listed in one line (a refusal asking which).
+MAX_LISTED = 5
 
 
 def listing_embed(listing: present.Listing, colour: int) -> discord.Embed:
@@ -178,15 +182,16 @@ class Games(commands.Cog):
         self, interaction: discord.Interaction, user: discord.User | None = None
     ) -> None:
         target = user or interaction.user
-        player, rows = await self.bot.lobby.stats(person(target))
-        embed = listing_embed(present.stats(safe_name(player.display_name), rows), 0x3B88C3)
-        chart = await self.bot.lobby.rating_chart(player)
-        if chart is None:
-            await interaction.response.send_message(embed=embed)
-            return
-        embed.set_image(url="attachment://rating.png")
-        picture = discord.File(io.BytesIO(chart), filename="rating.png")
-        await interaction.response.send_message(embed=embed, file=picture)
+        async with Reply(interaction) as reply:  # a first look stores the player: may be slow
+            player, rows = await self.bot.lobby.stats(person(target))
+            embed = listing_embed(present.stats(safe_name(player.display_name), rows), 0x3B88C3)
+            chart = await self.bot.lobby.rating_chart(player)
+            if chart is None:
+                await reply.send(embed=embed)
+                return
+            embed.set_image(url="attachment://rating.png")
+            picture = discord.File(io.BytesIO(chart), filename="rating.png")
+            await reply.send(embed=embed, file=picture)
 
     @app_commands.command(name="history", description="Recent matches of a player")
     @app_commands.describe(user="Whose history (default: yours)")
@@ -194,23 +199,52 @@ class Games(commands.Cog):
         self, interaction: discord.Interaction, user: discord.User | None = None
     ) -> None:
         target = user or interaction.user
-        player, rows = await self.bot.lobby.history(person(target))
-        embed = listing_embed(
-            present.history(safe_name(player.display_name), rows, names=safe_name), 0x3B88C3
-        )
-        await interaction.response.send_message(embed=embed)
+        async with Reply(interaction) as reply:  # a first look stores the player: may be slow
+            player, rows = await self.bot.lobby.history(person(target))
+            embed = listing_embed(
+                present.history(safe_name(player.display_name), rows, names=safe_name), 0x3B88C3
+            )
+            await reply.send(embed=embed)
 
     @app_commands.command(name="resign", description="Resign your match in this channel")
-    async def resign(self, interaction: discord.Interaction) -> None:
-        matches = await self.bot.lobby.live_matches_of(
-            person(interaction.user), interaction.channel_id
-        )
-        matches = [m for m in matches if m.kind != "eve"]
-        if not matches:
-            raise BadRequest("you have no match in progress in this channel")
-        latest = max(matches, key=lambda m: m.id)
-        await self.bot.lobby.resign(latest.id, person(interaction.user))
-        await interaction.response.send_message(f"You resigned match #{latest.id}.", ephemeral=True)
+    @app_commands.describe(match="The match number (needed when you play several here)")
+    async def resign(
+        self,
+        interaction: discord.Interaction,
+        match: app_commands.Range[int, 1, MAX_MATCH_ID] | None = None,
+    ) -> None:
+        """The person's one match in this channel, or the one they name: never a guess (with
+        several, they are listed and nothing is resigned). The reply names the match."""
+        lobby, me = self.bot.lobby, person(interaction.user)
+        async with Reply(interaction, ephemeral=True) as reply:
+            if match is None:
+                mine = await lobby.live_matches_of(me, interaction.channel_id)
+                mine = [m for m in mine if m.kind != "eve"]
+                if not mine:
+                    raise BadRequest("you have no match in progress in this channel")
+                if len(mine) > 1:
+                    listed = [await self._described(m.id, me) for m in mine[:MAX_LISTED]]
+                    more = len(mine) - len(listed)
+                    raise BadRequest(
+                        f"you have {len(mine)} matches in progress here: "
+                        + "; ".join(listed)
+                        + (f"; and {more} more" if more > 0 else "")
+                        + ". Say which with /resign match:<number>"
+                    )
+                match = mine[0].id
+            snap = await lobby.resign(match, me)
+            await reply.send(f"You resigned {self._what(snap, me)}.")
+
+    async def _described(self, match_id: int, me: Person) -> str:
+        # names as they are: the error pipeline makes the whole line safe
+        return self._what(await self.bot.lobby.snapshot(match_id), me, name=present.plain)
+
+    @staticmethod
+    def _what(snap: Snapshot, me: Person, name: present.Names = safe_name) -> str:
+        """'match #5 (Connect Four against bob)'."""
+        others = [s for s in snap.seats if s.player.discord_id != me.ident] or list(snap.seats)
+        game = present.match_title(snap.match.game, snap.match.variant)
+        return f"match #{snap.id} ({game} against {name(others[0].name)})"
 
 
 async def setup(bot: BoardBot) -> None:

@@ -31,7 +31,7 @@ RESULTS: frozenset[str] = frozenset({"0", "1", "draw"})
 #: than in a SQL CHECK because this list grows with features and SQLite cannot
 #: alter a CHECK constraint without rebuilding the table.
 TERMINATIONS: frozenset[str] = frozenset(
-    {"connect", "board_full", "no_moves", "resign", "time", "abandon", "stopped"}
+    {"connect", "board_full", "no_moves", "resign", "time", "abandon", "stopped", "unreachable"}
 )
 
 

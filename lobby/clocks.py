@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 
@@ -18,6 +19,11 @@ from lobby.matches import only_pass, result_of
 from lobby.records import TRANSIENT, Snapshot
 
 log = logging.getLogger(__name__)
+
+#: A clock pass this many seconds later than scheduled (the process was stopped or starved,
+#: or the wall clock jumped ahead) means nobody could move meanwhile: people to move get the
+#: resume grace. Well above any pause a busy loop makes, well below a turn.
+GAP_SECONDS = 10.0
 
 
 class Clocks(Challenges):
@@ -48,6 +54,8 @@ class Clocks(Challenges):
             deadline = snap.match.turn_deadline
             if not snap.live or deadline is None or deadline > now:
                 return None
+            if self._held(snap.match.guild_id):
+                return None  # nobody could move there: the grace comes first
             loser = snap.state.to_move()
             # A player who never moved abandons the match (unrated) rather than losing it.
             never_moved = snap.match.ply <= loser
@@ -61,13 +69,15 @@ class Clocks(Challenges):
                 return None  # a move or resignation landed at the last moment
 
     @boundary
-    async def tick(self) -> None:
+    async def tick(self, look: Callable[[], None] | None = None) -> None:
         """One pass of the clock: show what a lost answer left unshown, expire turns and
         challenges, start any agent turn that is not running (its task failed, say, on a
         store error) and, among shard processes, kick the learning. Each part on its own: a
         busy or full database only postpones that part to the next pass, and a part that
-        fails otherwise never keeps the others from running."""
+        fails otherwise never keeps the others from running. `look` is called before each
+        part (`run_clock` watches for gaps in the bot's time with it)."""
         parts: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("grace after a gap", self._give_grace_owed),
             ("showing unsure steps", self._show_unsure),
             ("turns", self.expire_turns),
             ("challenges", self.expire_challenges),
@@ -79,6 +89,8 @@ class Clocks(Challenges):
             # others it finds the lease taken and stops, or takes it if its holder died.
             parts.append(("learning kick", self._kick_learning))
         for name, part in parts:
+            if look is not None:
+                look()
             try:
                 await part()
             except TRANSIENT as exc:
@@ -217,11 +229,120 @@ class Clocks(Challenges):
             log.exception("cannot set match %s aside", match_id)
         self._failures.pop(match_id, None)
 
-    async def run_clock(self, interval: float = 1.0) -> None:
-        """Enforce turn clocks and keep agent turns running, forever (a background task)."""
+    # ------------------------------------------------------------------ gaps
+
+    def pause_clocks(self, guild_id: int | None = None) -> None:
+        """Nobody can move: Discord cannot reach the bot (`guild_id` None), or one server is
+        out. No person's clock runs out there until `resume_clocks` gives the grace (agents
+        go on playing)."""
+        if guild_id not in self._paused:
+            log.warning("clocks paused: %s", _scope(guild_id))
+        self._paused.add(guild_id)
+
+    @boundary
+    async def resume_clocks(self, guild_id: int | None = None) -> None:
+        """The link is back after `pause_clocks`: every person to move there gets at least the
+        resume grace, as after a restart (the clock's next pass tries again if the store is
+        busy; until then nobody there is timed out). Nothing happens if it was not paused."""
+        if guild_id not in self._paused:
+            return
+        self._paused.discard(guild_id)
+        self._grace_owed.add(guild_id)
+        log.warning("clocks resumed with a grace: %s", _scope(guild_id))
+        try:
+            await self._give_grace_owed()
+        except TRANSIENT as exc:  # still owed: the clock's next pass gives it
+            log.warning("the grace is not given yet: %s", exc)
+
+    def _held(self, guild_id: int | None) -> bool:
+        """Whether a person's clock in this guild must not run out now."""
+        held = self._paused | self._grace_owed
+        return None in held or (guild_id is not None and guild_id in held)
+
+    async def _give_grace_owed(self) -> None:
+        """Give the grace wherever the link came back or a gap was seen (each scope once)."""
+        for scope in list(self._grace_owed):
+            if scope in self._paused:
+                continue  # out again: the grace comes when it is back
+            await self._give_grace(scope)
+            self._grace_owed.discard(scope)
+
+    async def _give_grace(self, guild_id: int | None) -> None:
+        """Every live match (of one guild, or all) with a person to move whose clock ends
+        within the grace: it now ends a grace from now. A match that fails is left to the
+        next pass (the grace stays owed)."""
+        grace_until = self.clock() + self.config.resume_grace
+        failed: BaseException | None = None
+        for match_id in await self.store.expired_turn_ids(grace_until):
+            try:
+                await self._retrying(functools.partial(self._grace_one, match_id, guild_id))
+            except Exception as exc:
+                await self._failed(match_id, "grace", exc)
+                failed = exc
+        if failed is not None and isinstance(failed, TRANSIENT):
+            raise failed
+
+    async def _grace_one(self, match_id: int, guild_id: int | None) -> Snapshot:
+        async with self._lock(match_id):
+            snap = await self.snapshot(match_id)
+            if guild_id is not None and snap.match.guild_id != guild_id:
+                return snap
+            grace_until = self.clock() + self.config.resume_grace
+            deadline = snap.match.turn_deadline
+            person_to_move = snap.live and not snap.seat_to_move.is_agent
+            if person_to_move and deadline is not None and deadline < grace_until:
+                match = await self.store.set_turn_deadline(match_id, grace_until)
+                snap = replace(snap, match=match)
+            return snap
+
+    @boundary
+    async def abandon_in(
+        self, *, guild_id: int | None = None, channel_id: int | None = None
+    ) -> list[Snapshot]:
+        """End unrated every live match shown in a guild the bot left, or in a channel that
+        was deleted (`unreachable`): nobody can see or play them any more. Each on its own."""
+        ended = []
+        for match_id in await self.store.live_match_ids_in(
+            guild_id=guild_id, channel_id=channel_id
+        ):
+            try:
+                snap = await self._retrying(functools.partial(self.abandon, match_id))
+            except Exception as exc:
+                await self._failed(match_id, "abandon", exc)
+                continue
+            ended.append(snap)
+        return ended
+
+    async def run_clock(
+        self,
+        interval: float = 1.0,
+        gap: float = GAP_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Enforce turn clocks and keep agent turns running, forever (a background task).
+
+        Time is looked at before each part of a pass: more than `gap` seconds later than
+        expected, by the `monotonic` clock (the process was stopped or starved, or the store
+        hung) or by the wall clock (it jumped ahead, or the machine slept: the monotonic
+        clock stops then), means nobody could move meanwhile. Then no turn ends before every
+        person to move has the resume grace, as after a restart."""
+        last = [monotonic(), self.clock()]
+
+        def look() -> None:
+            mono, wall = monotonic(), self.clock()
+            late = max(mono - last[0], wall - last[1]) - interval
+            last[:] = [mono, wall]
+            if late > gap:
+                log.warning("the clock ran %.0f s late: people to move get a grace", late)
+                self._grace_owed.add(None)
+
         while not self._closing:
             try:
-                await self.tick()
+                await self.tick(look)
             except Exception:  # keep the clock alive; the next tick retries
                 log.exception("turn clock tick failed")
             await asyncio.sleep(interval)
+
+
+def _scope(guild_id: int | None) -> str:
+    return "everywhere (Discord is out of reach)" if guild_id is None else f"guild {guild_id}"

@@ -89,6 +89,11 @@ class Matches:
     _analysis_waiters: dict[tuple[str, str], int] = field(default_factory=dict)
     _analysis_turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     _closing: bool = False
+    #: Where nobody can move now, so no person's clock may run out (lobby.clocks,
+    #: `pause_clocks`): None while Discord cannot reach the bot, a guild id while that server
+    #: is out; and where the link is back but the grace is not given yet.
+    _paused: set[int | None] = field(default_factory=set)
+    _grace_owed: set[int | None] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.config.seed is not None:
@@ -624,6 +629,22 @@ class Matches:
                 snap = await self._finish(snap, "abandoned", None, termination)
             except dberr.MatchNotLiveError:
                 raise MatchOver(f"match #{match_id} is already over") from None
+        await self._emit(snap)
+        return snap
+
+    @boundary
+    async def abandon(self, match_id: int, termination: str = "unreachable") -> Snapshot:
+        """End a live match of any kind unrated, with no result: the front end can no longer
+        show it (its board or channel is gone, the bot left the server), which is nobody's
+        fault. A match already over is returned as it is."""
+        async with self._lock(match_id):
+            snap = await self.snapshot(match_id)
+            if not snap.live:
+                return snap
+            try:
+                snap = await self._finish(snap, "abandoned", None, termination)
+            except dberr.MatchNotLiveError:
+                return await self.snapshot(match_id)
         await self._emit(snap)
         return snap
 

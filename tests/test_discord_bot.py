@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import discord
+
 from cogs.render import board_view
 from engine.games.othello import OthelloState
 from lobby.core import Lobby, Snapshot
@@ -326,7 +328,8 @@ async def test_restart_keeps_the_match_and_old_buttons_work(
     await h.close()
     await bot.lobby.store.close()
 
-    bot2, h2 = await make_bot(db, clock, pool)  # a new process, as far as the bot can tell
+    # a new process, as far as the bot can tell (Discord keeps its messages)
+    bot2, h2 = await make_bot(db, clock, pool, h.messages)
     try:
         [cb] = callbacks(await h2.click(board, column_ids(board)[3], user=BOB))
         assert cb.callback_type == UPDATE_MESSAGE
@@ -462,3 +465,61 @@ async def test_rematch_against_the_bot_and_against_a_person(env: Any) -> None:
     invite = h.last_message(ephemeral=False)
     assert "**bob** challenges **alice** to Othello" in invite["embeds"][0]["description"]
     assert any(b["custom_id"].startswith("ch:a:") for b in buttons(invite))
+
+
+async def test_a_channel_where_the_bot_cannot_keep_a_board_is_refused_in_one_line(
+    env: Any,
+) -> None:
+    """Slash commands work in a channel the bot cannot edit its messages in (its moves would
+    never show): /play, /challenge and /botmatch say which permission is missing there."""
+    bot, h = env
+    h.app_permissions = (
+        discord.Permissions.all().value & ~discord.Permissions(embed_links=True).value
+    )
+    for name, options in [
+        ("play", {"game": "connect4", "opponent": "easy"}),
+        ("challenge", {"opponent": BOB, "game": "connect4"}),
+        ("botmatch", {"game": "othello", "first": "easy", "second": "easy"}),
+    ]:
+        [cb] = callbacks(await h.slash(name, options, user=ALICE))
+        assert cb.ephemeral and "Embed Links permission" in cb.content, (name, cb.content)
+        assert len(cb.content.splitlines()) == 1
+    h.app_permissions = discord.Permissions(send_messages=True).value
+    [cb] = callbacks(await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE))
+    assert "View Channel and Embed Links permissions" in cb.content
+    assert await bot.lobby.store.live_matches() == []
+    assert await bot.lobby.store.pending_challenges() == []
+
+
+async def test_a_challenge_in_a_dm_is_refused(env: Any) -> None:
+    bot, h = env
+    calls = await h.slash(
+        "challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE, guild_id=None
+    )
+    [cb] = callbacks(calls)
+    assert cb.ephemeral and "server channel" in cb.content
+    assert await bot.lobby.store.pending_challenges() == []
+
+
+async def test_resign_never_guesses_which_match(env: Any) -> None:
+    """With two games in the channel /resign asks which (listing them) and resigns nothing; a
+    named match is resigned and named; asking again does not end the other game."""
+    bot, h = env
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await h.slash("play", {"game": "othello", "opponent": "medium"}, user=ALICE)
+    [cb] = callbacks(await h.slash("resign", {}, user=ALICE))
+    assert cb.ephemeral and len(cb.content.splitlines()) == 1
+    assert "match #1 (Connect Four against Bot (easy))" in cb.content
+    assert "match #2 (Othello against Bot (medium))" in cb.content
+    assert "match:" in cb.content
+    assert len(await bot.lobby.store.live_matches()) == 2
+    [cb] = callbacks(await h.slash("resign", {"match": 2}, user=ALICE))
+    assert cb.ephemeral and cb.content.startswith("You resigned match #2 (Othello")
+    [cb] = callbacks(await h.slash("resign", {"match": 2}, user=ALICE))  # sent twice
+    assert cb.ephemeral and "#2 is already over" in cb.content
+    [live] = await bot.lobby.store.live_matches()
+    assert live.id == 1
+    [cb] = callbacks(await h.slash("resign", {"match": 1}, user=BOB))
+    assert cb.ephemeral and "not yours" in cb.content
+    [cb] = callbacks(await h.slash("resign", {}, user=ALICE))  # one left: it is named
+    assert cb.content.startswith("You resigned match #1 (Connect Four")

@@ -125,7 +125,8 @@ async def test_a_bot_match_whose_board_is_gone_stops_after_the_first_failure(env
     failed = fail(h, EDIT, 404, 10008, times=1000)  # the board's message gets deleted
     await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "easy"}, user=ALICE)
     stored = await bot.lobby.store.get_match(1)  # the only match of this database
-    assert stored is not None and stored.status == "abandoned" and stored.termination == "stopped"
+    assert stored is not None and stored.status == "abandoned"
+    assert stored.termination == "unreachable"
     assert stored.ply < 60  # stopped early, not played to its end
     assert len(failed) == 1  # no edit after the first 404
     assert bot.editor.tracked() == 0
@@ -271,3 +272,210 @@ async def test_edit_pacing_serves_waiters_in_order_urgent_first() -> None:
     gone.cancel()  # a waiter that gives up does not block the line
     await asyncio.wait_for(asyncio.gather(*tasks), 5)
     assert served == ["live 1", "live 2", "old end 1", "old end 2"]
+
+
+# ---------------------------------------------------------------------- boards out of reach
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(403, 50001), (404, 10003), (404, 10008)],  # Missing Access, Unknown Channel, Message
+)
+async def test_a_board_out_of_reach_ends_the_game_unrated_never_on_time(
+    env: Any, clock: Clock, status: int, code: int
+) -> None:
+    """The bot can answer in the channel but not edit its board there (a private channel,
+    a deleted channel or board): the person's rated game is abandoned unrated at once,
+    instead of being lost on time to a move they never saw."""
+    bot, h = env
+    failed = fail(h, EDIT, status, code, times=1000)
+    await h.slash("play", {"game": "connect4", "opponent": "medium", "first": "bot"}, user=ALICE)
+    [match] = [m for m in await _all_matches(bot)]
+    assert match.status == "abandoned" and match.termination == "unreachable"
+    assert match.result is None and match.ply == 1  # the bot's move, which nobody saw
+    assert len(failed) == 1  # no edit after the first refusal
+    alice = await bot.lobby.store.find_user(ALICE.id)
+    assert await bot.lobby.store.player_stats(alice.id) == []  # no rating, no loss
+    clock.now += 700
+    await bot.lobby.tick()
+    stored = await bot.lobby.store.get_match(match.id)
+    assert stored is not None and stored.termination == "unreachable"
+
+
+async def _all_matches(bot: Any) -> list[Any]:
+    out = []
+    for n in range(1, 20):
+        m = await bot.lobby.store.get_match(n)
+        if m is None:
+            break
+        out.append(m)
+    return out
+
+
+async def test_the_bot_removed_from_a_server_ends_its_matches_there_unrated(env: Any) -> None:
+    bot, h = env
+    other_guild, other_channel = 710_000_000_000_000_001, 710_000_000_000_000_002
+    await h.gateway("GUILD_CREATE", h.guild_payload())
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await accepted_challenge(h)
+    await h.slash(
+        "play",
+        {"game": "othello", "opponent": "easy"},
+        user=BOB,
+        guild_id=other_guild,
+        channel_id=other_channel,
+    )
+    calls = await h.gateway("GUILD_DELETE", {"id": str(h.guild_id)})
+    assert not [c for c in calls if (c.method, c.route) == EDIT]  # no board there is edited
+    ended = [m for m in await _all_matches(bot) if m.guild_id == h.guild_id]
+    assert len(ended) == 2
+    assert all(m.status == "abandoned" and m.termination == "unreachable" for m in ended)
+    [live] = await bot.lobby.store.live_matches()
+    assert live.guild_id == other_guild  # the bot is still in that one
+    assert await bot.lobby.store.unshown_finals() == []  # a restart does not try them
+
+
+async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
+    bot, h = env
+    other_channel = 710_000_000_000_000_003
+    await h.gateway("GUILD_CREATE", h.guild_payload(channel_ids=[h.channel_id, other_channel]))
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await h.slash(
+        "play", {"game": "connect4", "opponent": "easy"}, user=BOB, channel_id=other_channel
+    )
+    deleted = {
+        "id": str(h.channel_id),
+        "type": 0,
+        "guild_id": str(h.guild_id),
+        "name": "channel-0",
+        "position": 0,
+        "permission_overwrites": [],
+    }
+    calls = await h.gateway("CHANNEL_DELETE", deleted)
+    assert not [c for c in calls if (c.method, c.route) == EDIT]
+    [gone] = [m for m in await _all_matches(bot) if m.channel_id == h.channel_id]
+    assert gone.status == "abandoned" and gone.termination == "unreachable"
+    [live] = await bot.lobby.store.live_matches()
+    assert live.channel_id == other_channel
+
+
+# ---------------------------------------------------------------------- Discord out of reach
+
+
+async def test_clocks_wait_while_discord_cannot_reach_the_bot(env: Any, clock: Clock) -> None:
+    """A gateway outage: nobody can move, so nobody loses on time; when the connection is
+    back, the person to move has the resume grace, as after a restart."""
+    bot, h = env
+    board = await accepted_challenge(h)
+    for who in (ALICE, BOB, ALICE):  # bob to move (he has moved: a loss on time counts)
+        board = h.messages[int(board["id"])]
+        await h.click(board, column_ids(board)[3], user=who)
+    [match] = await bot.lobby.store.live_matches()
+    bot.dispatch("disconnect")  # as discord.py does when the gateway connection drops
+    await h.settle()
+    clock.now += 700  # past bob's 600 s
+    await bot.lobby.tick()
+    [match] = await bot.lobby.store.live_matches()  # not lost on time
+    await h.gateway("RESUMED", {})
+    [match] = await bot.lobby.store.live_matches()
+    assert match.turn_deadline == clock.now + bot.lobby.config.resume_grace
+    clock.now += bot.lobby.config.resume_grace + 1  # the grace is over: the clock is real
+    await bot.lobby.tick()
+    await h.settle()
+    stored = await bot.lobby.store.get_match(match.id)
+    assert stored is not None and stored.termination == "time"
+
+
+async def test_clocks_wait_while_a_server_is_unavailable(env: Any, clock: Clock) -> None:
+    bot, h = env
+    await h.gateway("GUILD_CREATE", h.guild_payload())
+    await accepted_challenge(h)
+    await h.gateway("GUILD_DELETE", {"id": str(h.guild_id), "unavailable": True})  # an outage
+    clock.now += 700
+    await bot.lobby.tick()
+    [match] = await bot.lobby.store.live_matches()  # neither lost on time nor abandoned
+    await h.gateway("GUILD_CREATE", h.guild_payload())  # available again
+    [match] = await bot.lobby.store.live_matches()
+    assert match.turn_deadline == clock.now + bot.lobby.config.resume_grace
+
+
+# ---------------------------------------------------------------------- a slow database
+
+
+async def _acknowledged(h: Harness, start: int) -> bool:
+    """Whether the interaction being handled was answered (a callback since `start`)."""
+    return any(c.is_callback for c in h.calls[start:])
+
+
+def _slow(
+    h: Harness, monkeypatch: pytest.MonkeyPatch, target: Any, name: str, seen: list[bool]
+) -> None:
+    """Make `target.name` a slow write: it lasts until Discord was answered (at most 3.5 s,
+    as a busy database might), then notes whether the interaction was answered by then."""
+    original = getattr(target, name)
+    start = len(h.calls)
+
+    async def slow(*args: Any, **kwargs: Any) -> Any:
+        for _ in range(350):
+            if await _acknowledged(h, start):
+                break
+            await asyncio.sleep(0.01)
+        seen.append(await _acknowledged(h, start))
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, slow)
+    monkeypatch.setattr("cogs.actions.DEFER_AFTER", 0.05)  # what 1 s is to 3 s, faster
+
+
+async def test_a_slow_database_still_shows_a_challenge(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot, h = env
+    seen: list[bool] = []
+    _slow(h, monkeypatch, bot.lobby.store, "create_challenge", seen)
+    await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
+    assert seen == [True]  # acknowledged before the write finished
+    invite = h.last_message(ephemeral=False)
+    assert invite["content"] == f"<@{BOB.id}>" and buttons(invite)  # a new message: it pings
+    assert not [m for m in h.messages.values() if int(m.get("flags") or 0) & 128]  # no "thinking"
+    [pending] = await bot.lobby.store.pending_challenges()
+    assert pending.message_id == int(invite["id"])
+    accept = next(b["custom_id"] for b in buttons(invite) if b["custom_id"].startswith("ch:a"))
+    await h.click(invite, accept, user=BOB)
+    assert column_ids(h.messages[int(invite["id"])])  # the match is played on it
+
+
+async def test_a_slow_database_still_answers_a_resignation(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot, h = env
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    seen: list[bool] = []
+    _slow(h, monkeypatch, bot.lobby.store, "commit_step", seen)
+    await h.slash("resign", user=ALICE)
+    assert seen == [True]
+    answer = h.last_message(ephemeral=True)
+    assert answer["content"].startswith("You resigned match #1")
+    stored = await bot.lobby.store.get_match(1)
+    assert stored is not None and stored.termination == "resign"
+
+
+async def test_a_slow_database_still_starts_a_game(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot, h = env
+    seen: list[bool] = []
+    _slow(h, monkeypatch, bot.lobby.store, "get_or_create_user", seen)  # a first game
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    assert seen == [True]
+    [match] = await bot.lobby.store.live_matches()
+    assert match.message_id is not None and column_ids(h.messages[match.message_id])
+
+
+async def test_a_challenge_that_could_not_be_shown_is_withdrawn(env: Any) -> None:
+    bot, h = env
+    fail(h, CALLBACK, 404, 10062)  # the answer came too late for Discord
+    await h.slash(
+        "challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE, expect_response=False
+    )
+    assert await bot.lobby.store.pending_challenges() == []  # it does not count against alice

@@ -108,6 +108,9 @@ class Harness(FakeDiscord):
         self._channel_guilds[self.channel_id] = self.guild_id
         self.timeout = timeout
         self.raise_errors = raise_errors
+        #: What Discord says the bot may do where each interaction comes from (its
+        #: ``app_permissions``): all by default; a test takes some away.
+        self.app_permissions = discord.Permissions.all().value
         self._ignore_task = ignore_task
         self._spawned: set[asyncio.Task[Any]] = set()
         self._baseline: set[asyncio.Task[Any]] = set()
@@ -298,6 +301,61 @@ class Harness(FakeDiscord):
         await self._run(feed())
         return self.calls[start:]
 
+    async def gateway(self, event: str, data: JSON) -> list[Call]:
+        """Feed a raw gateway event (``GUILD_CREATE``, ``GUILD_DELETE``, ``CHANNEL_DELETE``,
+        ``RESUMED``...) through the real parser, as if Discord sent it; the calls the bot made
+        while handling it. discord.py drops events about guilds it has not cached: send the
+        guild's ``GUILD_CREATE`` (:meth:`guild_payload`) first."""
+        start = len(self.calls)
+
+        async def feed() -> None:
+            self.bot._connection.parsers[event](json.loads(json.dumps(data)))
+
+        await self._run(feed())
+        return self.calls[start:]
+
+    def guild_payload(self, guild_id: int | None = None, channel_ids: Sequence[int] = ()) -> JSON:
+        """A ``GUILD_CREATE`` for a guild with these text channels (default: the harness's
+        guild and channel)."""
+        gid = self.guild_id if guild_id is None else guild_id
+        cids = list(channel_ids) or ([self.channel_id] if gid == self.guild_id else [])
+        for cid in cids:
+            self._channel_guilds[cid] = gid
+        return {
+            "id": str(gid),
+            "name": "a guild",
+            "owner_id": str(snowflake()),
+            "unavailable": False,
+            "member_count": 2,
+            "roles": [],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "members": [],
+            "voice_states": [],
+            "presences": [],
+            "threads": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "channels": [
+                {
+                    "id": str(cid),
+                    "type": 0,
+                    "guild_id": str(gid),
+                    "name": f"channel-{i}",
+                    "position": i,
+                    "permission_overwrites": [],
+                    "parent_id": None,
+                    "nsfw": False,
+                    "topic": None,
+                    "rate_limit_per_user": 0,
+                    "last_message_id": None,
+                    "flags": 0,
+                }
+                for i, cid in enumerate(cids)
+            ],
+        }
+
     def interaction_payload(
         self,
         type: int,
@@ -331,7 +389,7 @@ class Harness(FakeDiscord):
             "version": 1,
             "locale": "en-US",
             "channel_id": str(cid),
-            "app_permissions": str(discord.Permissions.all().value),
+            "app_permissions": str(self.app_permissions),
             "entitlements": [],
             "attachment_size_limit": 10 * 1024 * 1024,
         }
