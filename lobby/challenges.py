@@ -34,6 +34,8 @@ class Challenges(Turns):
         a, b = await self._known(challenger), await self._known(opponent)
         if a is not None and b is not None and challenger.kind == "user":
             last = await self.store.last_challenge_between(a.id, b.id)
+            if last is not None and last.status == "withdrawn" and last.message_id is None:
+                last = None  # never shown (its message failed): it asked nobody anything
             wait = 0.0 if last is None else last.created_at + self.config.challenge_cooldown - now
             if wait > 0:
                 raise LimitReached(

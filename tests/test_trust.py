@@ -17,6 +17,7 @@ import faults
 from db.instance import AlreadyRunning, PgInstanceLock
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
+from lobby.errors import LobbyError
 from lobby.pool import EnginePool
 from tests.clock import Clock
 
@@ -344,3 +345,20 @@ async def test_the_slow_and_lost_write_faults_do_what_they_say(
     with pytest.raises(sqlite3.OperationalError):
         await lobby.play(snap.id, BOB, "4")
     assert (await lobby.store.get_match(snap.id)).ply == 2  # type: ignore[union-attr]
+
+
+async def test_a_challenge_never_shown_and_withdrawn_costs_no_cooldown(
+    tmp_path: Path, pool: EnginePool, clock: Clock
+) -> None:
+    lob = await open_lobby(tmp_path / "cool.db", pool, clock, challenge_cooldown=30)
+    try:
+        first = await lob.challenge(CAROL, DAVE, "connect4")
+        await lob.answer_challenge(first.id, CAROL, accept=False)  # its message failed
+        again = await lob.challenge(CAROL, DAVE, "connect4")  # at once: nobody saw the first
+        await lob.challenge_shown(again.id, 777)
+        await lob.answer_challenge(again.id, CAROL, accept=False)
+        with pytest.raises(LobbyError, match="a moment ago"):
+            await lob.challenge(CAROL, DAVE, "connect4")  # a shown one keeps its pause
+    finally:
+        await lob.close()
+        await lob.store.close()
