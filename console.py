@@ -1,11 +1,17 @@
 """The local console front end: the Discord commands typed in a terminal, on the same lobby.
 
 `python bot.py` without a DISCORD_TOKEN runs this. It reads one command (or one bare move) per
-line from stdin and prints the same emoji boards and status words as the Discord embeds. Lines
-are read by a thread, so agent moves, bot matches and the turn clock keep running while it waits
-for input; it can be scripted (`python bot.py < script.txt`): every line read from a
-non-terminal is echoed as `> line`, comment lines (`# ...`) are skipped, and at the end of the
-input it waits for running bot matches before it exits.
+line and prints the same emoji boards and status words as the Discord embeds. Agent moves, bot
+matches and the turn clock keep running while it waits for input.
+
+In a terminal, lines are read with prompt_toolkit: the arrow keys edit the line and recall
+earlier ones, Tab completes commands, options and agent names, and output printed while a line
+is being typed goes above it (the typed text stays). Anything else (`python bot.py <
+script.txt`) is read line by line: every line is echoed as `> line`, comment lines (`# ...`) are
+skipped, and at the end of the input it waits for running bot matches before it exits.
+
+Nobody's clock runs while the console is closed: at the start every person to move gets a full
+turn again. Leaving says in one line which matches stay live for the next start.
 
 Every bad input gets one line starting with `error:` and changes nothing.
 """
@@ -20,27 +26,40 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
-from engine.agents import registry
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import create_input
+from prompt_toolkit.output import create_output
+from prompt_toolkit.output.vt100 import Vt100_Output
+from prompt_toolkit.shortcuts import CompleteStyle
+from prompt_toolkit.utils import get_cwidth
+
+from engine.agents import opponents, registry
 from engine.games.catalog import GAMES, OFFERS, game_info, offer
 from engine.warm import warm_rules
-from lineedit import LineEditor
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
-from lobby.learning import TrainingJob
+from lobby.learning import TrainingJob, TrainingProgress
 from lobby.models import Match
 
 log = logging.getLogger(__name__)
 
 BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
-TRAIN_REPORT_SECONDS = 5.0  # a progress line this often while a /train job runs
+TRAIN_REPORT_SECONDS = 5.0  # a progress line this often while a /train job runs (a script)
+TRAIN_REDRAW_SECONDS = 1.0  # in a terminal the one progress line is redrawn this often
+TRAIN_STOP_SECONDS = 2.0  # /train stop lets the batch in flight end this long, then drops it
 PROGRESS_AFTER = 2.0  # an analysis still running after this long gets a note
 MAX_NAME = 32
+MAX_LISTED = 10  # live matches named in the line said at the end
 
 
 class UsageError(Exception):
@@ -53,6 +72,8 @@ class CommandInfo:
     required: tuple[str, ...]
     usage: str
     summary: str
+    #: Words that make up the whole command instead of its options (`/train stop`).
+    actions: tuple[str, ...] = ()
 
 
 COMMANDS: dict[str, CommandInfo] = {
@@ -67,7 +88,8 @@ COMMANDS: dict[str, CommandInfo] = {
         ("opponent", "game"),
         ("opponent", "game"),
         "/challenge opponent:NAME game:GAME",
-        "play another local player at this keyboard (hot-seat); you move first",
+        "play another local player at this keyboard (hot-seat); you move first. Both sides"
+        " are played here: a bare move is made for whoever is to move, whoever /as names",
     ),
     "botmatch": CommandInfo(
         ("game", "first", "second", "delay"),
@@ -88,10 +110,19 @@ COMMANDS: dict[str, CommandInfo] = {
         (),
         "/hint",
         "the best move in your game against the bot, and what it leads to (the game becomes"
-        " unrated; a few per game)",
+        " unrated; a few per game, and asking again at the same position is free)",
     ),
     "stop": CommandInfo((), (), "/stop", "stop the bot match you started last"),
-    "wait": CommandInfo((), (), "/wait", "wait until the running bot matches have ended"),
+    "watch": CommandInfo(
+        ("match",),
+        (),
+        "/watch [match:N]",
+        "watch a bot match to its end, move by move (default: the one you started last);"
+        " the prompt comes back when it ends (Ctrl-C leaves the console, the match stays live)",
+    ),
+    "wait": CommandInfo(
+        (), (), "/wait", "wait until the running bot matches and training have ended"
+    ),
     "leaderboard": CommandInfo(
         ("game",), ("game",), "/leaderboard game:GAME", "the best rated players of a game"
     ),
@@ -101,13 +132,13 @@ COMMANDS: dict[str, CommandInfo] = {
         "/stats [user:NAME] [chart:FILE.png]",
         "wins, draws, losses and ratings; with chart:, a picture of the rating over time",
     ),
-    "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent ended matches"),
+    "history": CommandInfo(("user",), (), "/history [user:NAME]", "recent finished matches"),
     "replay": CommandInfo(
         ("match", "dir"),
         (),
         "/replay [match:N] [dir:FOLDER]",
         "a finished match as an animated GIF and a PNG of its end, written to files"
-        " (default: your last match, this folder)",
+        " (default: your last match, this folder; an existing file is never overwritten)",
     ),
     "analyse": CommandInfo(
         ("match", "gif"),
@@ -125,12 +156,25 @@ COMMANDS: dict[str, CommandInfo] = {
     "train": CommandInfo(
         ("game", "agent", "games", "opponent"),
         ("game", "agent", "games"),
-        "/train game:GAME agent:AGENT games:N [opponent:AGENT]",
-        "train a learning agent (e.g. trainer) by self-play, in the background",
+        "/train game:GAME agent:AGENT games:N [opponent:AGENT]  or  /train stop",
+        "train a learning agent (e.g. trainer) by self-play, in the background, one job at a"
+        " time; /train stop stops it (what it learned so far is kept)",
+        actions=("stop",),
     ),
-    "as": CommandInfo(("name",), ("name",), "/as NAME", "switch the local player"),
+    "as": CommandInfo(
+        ("name",),
+        ("name",),
+        "/as NAME",
+        "switch the local player (whose matches, moves and hints; a hot-seat match takes"
+        " moves for whoever is to move)",
+    ),
     "help": CommandInfo((), (), "/help", "this list"),
-    "quit": CommandInfo((), (), "/quit", "stop your running bot matches and leave"),
+    "quit": CommandInfo(
+        (),
+        (),
+        "/quit",
+        "stop your running bot matches and training, and leave; the other matches stay live",
+    ),
 }
 COMMAND_ALIASES = {
     "analyze": "analyse",
@@ -162,6 +206,8 @@ def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
             raise UsageError(f"unknown command {head!r}; type /help for the commands")
         return None  # a bare move
     info = COMMANDS[word]
+    if len(tokens) == 2 and tokens[1].lower() in info.actions:
+        return word, {"action": tokens[1].lower()}
     options: dict[str, str] = {}
     positional: list[str] = []
     for token in tokens[1:]:
@@ -228,6 +274,16 @@ def match_number(text: str, listed_by: str) -> int:
     return int(raw)
 
 
+def free_stem(folder: Path, stem: str, suffixes: Iterable[str]) -> Path:
+    """`folder/stem`, or `stem-2`, `stem-3`... : the first with no file of any suffix."""
+    n = 1
+    while True:
+        name = stem if n == 1 else f"{stem}-{n}"
+        if not any((folder / f"{name}.{suffix}").exists() for suffix in suffixes):
+            return folder / name
+        n += 1
+
+
 def game_name(text: str) -> str:
     """A game (for the listings, which are per game): its name, an alias or an offer's key."""
     try:
@@ -236,7 +292,7 @@ def game_name(text: str) -> str:
         raise UsageError(f"unknown game {text!r}: choose one of {', '.join(GAMES)}") from None
 
 
-def _help_text(user: str) -> str:
+def _help_text(user: str, max_hints: int) -> str:
     lines = ['Commands (options are key:value; quote values with spaces: opponent:"Ann Lee"):']
     for name, info in COMMANDS.items():
         summary = info.summary + (f" (now: {user})" if name == "as" else "")
@@ -249,14 +305,232 @@ def _help_text(user: str) -> str:
         + "; levels: "
         + ", ".join(registry.LEVEL_NAMES),
         "Bot matches run in the background while you type; the end of a script waits for them.",
+        "The Discord bot's limits per member (live games, bot matches, challenges) do not apply"
+        f" here; hints do ({max_hints} per game against the bot).",
+        "Nobody's clock runs while the console is closed: at the next start a person to move"
+        " has a full turn again.",
+        "In a terminal: Tab completes commands, options and names; the arrow keys edit the"
+        " line and recall earlier ones.",
     ]
     return "\n".join(lines)
+
+
+#: Values Tab offers for an option, besides agent names (`opponent:`, `first:` ...).
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("play", "first"): ("me", "bot", "random"),
+}
+#: Options whose values are agents of the game on the line.
+_AGENT_OPTIONS = {
+    ("play", "opponent"),
+    ("botmatch", "first"),
+    ("botmatch", "second"),
+    ("train", "agent"),
+    ("train", "opponent"),
+}
+#: Options whose values are the local players' names.
+_PEOPLE_OPTIONS = {
+    ("challenge", "opponent"),
+    ("stats", "user"),
+    ("history", "user"),
+    ("as", "name"),
+}
+
+
+def _game_on_line(words: Iterable[str]) -> str | None:
+    """The game a command line names (`game:othello`, or a bare `c4`), if any."""
+    for word in words:
+        key, sep, value = word.partition(":")
+        text = value if sep and key.lower() == "game" else word
+        with contextlib.suppress(ValueError):
+            return offer(text).game
+    return None
+
+
+def _values(command: str, option: str, game: str | None, people: Iterable[str]) -> list[str]:
+    """What may follow `option:` in `command`."""
+    if option == "game":
+        return [o.key for o in OFFERS]
+    if (command, option) in _AGENT_OPTIONS:
+        games = [game] if game is not None else list(GAMES)
+        found = [o for g in games for o in opponents.opponents(g)]
+        if command == "train" and option == "agent":
+            found = [o for o in found if o.learns]
+        return list(dict.fromkeys(o.name for o in found))
+    if (command, option) in _PEOPLE_OPTIONS:
+        return sorted(set(people))
+    return list(_CHOICES.get((command, option), ()))
+
+
+def completions(before: str, people: Iterable[str] = ()) -> tuple[str, list[str]]:
+    """Tab at the end of `before`: (the word being completed, what it may become).
+
+    The first word completes to a command; after it, a word completes to an option not given
+    yet (`game:`), to a value of the option it names (`opponent:ea` -> `opponent:easy`), or to
+    a value of the next option filled by position. A command and a value end with a space."""
+    words = before.split(" ")
+    word = words[-1]
+    if len(words) == 1:
+        if not word.startswith("/"):
+            return word, []
+        names = [f"/{name} " for name in COMMANDS]
+        return word, [n for n in names if n.startswith(word.lower())]
+    head = words[0].lstrip("/").lower()
+    command = COMMAND_ALIASES.get(head, head)
+    info = COMMANDS.get(command)
+    if info is None:
+        return word, []
+    given = [w for w in words[1:-1] if w]
+    game = _game_on_line(given)
+    key, sep, partial = word.partition(":")
+    key = OPTION_ALIASES.get(command, {}).get(key.lower(), key.lower())
+    if sep and key in info.options:
+        values = _values(command, key, game, people)
+        return word, [f"{key}:{v} " for v in values if v.lower().startswith(partial.lower())]
+    named = {w.partition(":")[0].lower() for w in given if ":" in w}
+    free = [o for o in info.options if o not in named]
+    found = [f"{o}:" for o in free]
+    positional = len([w for w in given if ":" not in w])
+    if positional < len(free):
+        found += [f"{v} " for v in _values(command, free[positional], game, people)]
+    if not given:
+        found += [f"{a} " for a in info.actions]
+    return word, [f for f in found if f.lower().startswith(word.lower())]
+
+
+class CommandCompleter(Completer):
+    """Tab in the terminal: see `completions`."""
+
+    def __init__(self, people: Callable[[], Iterable[str]]) -> None:
+        self.people = people
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterator[Completion]:
+        word, found = completions(document.text_before_cursor, self.people())
+        for text in found:
+            yield Completion(text, start_position=-len(word), display=text.strip())
+
+
+class Terminal:
+    """A terminal's lines, read with prompt_toolkit (history, editing keys, completion), and
+    output printed above the line being typed, in order.
+
+    Output that comes while a prompt is shown is written with `run_in_terminal`: the prompt is
+    erased, the text printed, the prompt and what is typed drawn again below it. Ctrl-C at
+    the prompt leaves the console (as the signal does), Ctrl-D on an empty line ends the
+    input, Ctrl-Z suspends as in a shell; the terminal's modes are set only while a prompt is
+    read, and given back as they were after each one."""
+
+    def __init__(self, stdin: IO[str], stdout: IO[str], completer: Completer) -> None:
+        self.out = stdout
+        output = create_output(cast(TextIO, stdout))
+        if isinstance(output, Vt100_Output):
+            # A cursor position request only serves menus that reserve room below the prompt;
+            # completion here is readline-like (the list goes above), and a terminal that never
+            # answers would cost a 2 s wait and a warning.
+            output.enable_cpr = False
+        self.session: PromptSession[str] = PromptSession(
+            input=create_input(cast(TextIO, stdin)),
+            output=output,
+            history=InMemoryHistory(),
+            completer=completer,
+            complete_style=CompleteStyle.READLINE_LIKE,
+            complete_while_typing=False,
+            reserve_space_for_menu=0,
+            enable_suspend=True,
+        )
+        self._tail: asyncio.Future[None] | None = None  # the output still to be written
+        self._progress_last = False  # the last line on the screen is a progress line
+        self.prompting = False
+
+    @staticmethod
+    def usable(stdin: IO[str], stdout: IO[str]) -> bool:
+        """Whether both ends are a terminal (else lines are read one by one)."""
+        try:
+            return bool(stdin.isatty() and stdout.isatty())
+        except (AttributeError, ValueError, OSError):
+            return False
+
+    def columns(self) -> int:
+        try:
+            return max(self.session.output.get_size().columns, 20)
+        except Exception:  # a terminal that cannot say: the usual width
+            return 80
+
+    async def read(self, prompt: str) -> str:
+        """The next line (with its newline); EOFError at the end of input (Ctrl-D),
+        KeyboardInterrupt on Ctrl-C."""
+        await self.flush()
+        self.prompting = True
+        try:
+            # The bot's own signal handlers stay (SIGTERM, SIGINT from outside); a failure in
+            # a background task is the console's to report, never a traceback on the screen.
+            line = await self.session.prompt_async(
+                prompt, handle_sigint=False, set_exception_handler=False
+            )
+        finally:
+            self.prompting = False
+            self._progress_last = False  # the accepted line is below any progress line
+        return line + "\n"
+
+    def print_above(self, text: str, *, progress: bool = False) -> None:
+        """Print whole lines above the prompt (or plainly when none is shown). A `progress`
+        line replaces the progress line printed last, if nothing came after it."""
+
+        def emit() -> None:
+            over = progress and self._progress_last
+            self._progress_last = progress
+            with contextlib.suppress(OSError, ValueError):
+                self.out.write(("\x1b[1A\r\x1b[2K" if over else "") + text + "\n")
+                self.out.flush()
+
+        pending = self._tail is not None and not self._tail.done()
+        if not pending and not self.session.app.is_running:
+            emit()
+            return
+        earlier = self._tail
+
+        async def later() -> None:
+            if earlier is not None:
+                await asyncio.gather(earlier, return_exceptions=True)
+            await run_in_terminal(emit)
+
+        self._tail = asyncio.ensure_future(later())
+
+    async def flush(self) -> None:
+        """Wait until everything printed so far is on the screen."""
+        while self._tail is not None and not self._tail.done():
+            await asyncio.gather(self._tail, return_exceptions=True)
+
+    def fit(self, text: str) -> str:
+        """`text` cut to one row of the terminal (a progress line must not wrap)."""
+        room = self.columns() - 1  # the last column would wrap on some terminals
+        if get_cwidth(text) <= room:
+            return text
+        out: list[str] = []
+        used = 1  # the ellipsis
+        for ch in text:
+            used += get_cwidth(ch)
+            if used > room:
+                break
+            out.append(ch)
+        return "".join(out) + "…"
+
+
+def training_line(p: TrainingProgress) -> str:
+    """A training job's progress in one line."""
+    return " · ".join(p.text().splitlines())
 
 
 class Console:
     """One console session: the current local user, their matches, and what is printed."""
 
-    def __init__(self, lobby: Lobby, out: IO[str], user: str, interactive: bool) -> None:
+    def __init__(
+        self,
+        lobby: Lobby,
+        out: IO[str],
+        user: str,
+        interactive: bool,
+        stop: asyncio.Event | None = None,
+    ) -> None:
         self.lobby = lobby
         self.out = out
         self.user = user
@@ -273,16 +547,20 @@ class Console:
         #: local name -> the match their bare moves go to (chosen with /switch)
         self.chosen: dict[str, int] = {}
         self.prepared = asyncio.Event()  # what an earlier process left has been taken up
-        #: in a terminal: reads the keys, so output keeps the line being typed
-        self.editor: LineEditor | None = None
+        #: in a terminal: reads the lines, so output keeps the line being typed
+        self.terminal: Terminal | None = None
+        self.stop = stop  # set by a signal: the console leaves
+        self.training: list[TrainingJob] = []
+        #: bot matches being watched (/watch) -> set when they end
+        self._endings: dict[int, asyncio.Event] = {}
 
     # ------------------------------------------------------------------ output
 
     def write(self, text: str) -> None:
         """Print a block of lines at once (keeps the prompt tidy in a terminal)."""
         text = self._markup(text)
-        if self.editor is not None:
-            self.editor.print_above(text)
+        if self.terminal is not None:
+            self.terminal.print_above(text)
             return
         interrupted = self.prompt_shown  # output that arrived while waiting for input
         if interrupted:
@@ -296,11 +574,17 @@ class Console:
     def error(self, message: str) -> None:
         self.write(f"error: {message}")
 
+    def progress(self, text: str, *, last: bool = False) -> None:
+        """A training job's progress line: in a terminal one line, redrawn in place while
+        nothing else is printed (a new one after other output); `last`: the final one."""
+        if self.terminal is None:
+            self.write(text)
+        elif last or self.terminal.prompting:  # redrawn only under a prompt, never mid-command
+            self.terminal.print_above(self.terminal.fit(text), progress=True)
+
     def prompt(self) -> None:
-        if self.editor is not None:
-            if not self.editor.shown:
-                self.editor.show(f"{self.user}> ")
-            return
+        if self.terminal is not None:
+            return  # the terminal draws its own
         if self.interactive and not self.prompt_shown:
             self.out.write(f"{self.user}> ")
             self.out.flush()
@@ -332,8 +616,10 @@ class Console:
         self.write(f"#{snap.id} {present.title(snap)}\n{self.render(snap)}\n{present.footer(snap)}")
 
     async def on_snapshot(self, snap: Snapshot) -> None:
-        """Lobby listener: print each move and the end of every match this session shows."""
+        """Lobby listener: print each move and the end of every match this session shows
+        (with its title: an end on the clock or by a resignation comes out of the blue)."""
         if snap.id not in self.watched or snap.id in self.reported_end:
+            self._ended(snap)
             return
         seen = self.seen_ply.get(snap.id, snap.match.ply)
         lines: list[str] = []
@@ -350,11 +636,19 @@ class Console:
                     with contextlib.suppress(Exception):
                         last = snap.state.parse_move(row.move)
         self.seen_ply[snap.id] = snap.match.ply
+        if not snap.live:
+            lines.append(f"#{snap.id} {present.title(snap)}")
         lines.append(self.render(snap, last))
         if not snap.live:
             self.reported_end.add(snap.id)
             lines.append(present.footer(snap))
         self.write("\n".join(lines))
+        self._ended(snap)
+
+    def _ended(self, snap: Snapshot) -> None:
+        """A watched match's end is printed: /watch may give the prompt back."""
+        if not snap.live and snap.id in self._endings:
+            self._endings[snap.id].set()
 
     # ------------------------------------------------------------------ matches of the session
 
@@ -576,14 +870,58 @@ class Console:
         snap = await self.current(playable=True)
         found, after = await self.lobby.hint(snap.id, self.person())
         self.write(present.hint_line(found, after, self.lobby.config.max_hints))
+        if after.match.options.get("hints") == snap.match.options.get("hints"):
+            self.write("(The same position as your last hint: this one was free.)")
 
-    async def cmd_stop(self, opts: dict[str, str]) -> None:
+    async def _running_botmatch(self) -> Snapshot | None:
+        """The live bot match this session started (or took up) last."""
         for match_id in reversed(self.botmatches):
             snap = await self.lobby.snapshot(match_id)
             if snap.live:
-                await self.lobby.stop(match_id)
+                return snap
+        return None
+
+    async def cmd_stop(self, opts: dict[str, str]) -> None:
+        snap = await self._running_botmatch()
+        if snap is not None:
+            await self.lobby.stop(snap.id)
+            return
+        also = "; /train stop stops the training" if self.running_training() else ""
+        raise UsageError(f"no bot match of this session is running{also}")
+
+    async def cmd_watch(self, opts: dict[str, str]) -> None:
+        if "match" in opts:
+            snap = await self.lobby.snapshot(match_number(opts["match"], "/matches"))
+            if snap.match.kind != "eve":
+                raise UsageError(
+                    f"match #{snap.id} is not a bot match: its moves show as they are played"
+                )
+        else:
+            found = await self._running_botmatch()
+            if found is None:
+                raise UsageError(
+                    "no bot match of this session is running: start one with /botmatch"
+                )
+            snap = found
+        if not snap.live:
+            raise UsageError(f"match #{snap.id} is over (/replay match:{snap.id} draws it)")
+        ended = self._endings.setdefault(snap.id, asyncio.Event())
+        self.watched.add(snap.id)
+        self.seen_ply.setdefault(snap.id, snap.match.ply)
+        if snap.id not in self.botmatches:  # one this process does not run yet: run it here
+            self.resume_botmatch(snap)
+        self.write(f"Watching match #{snap.id} until it ends.")
+        waits = {asyncio.ensure_future(ended.wait())}
+        if self.stop is not None:
+            waits.add(asyncio.ensure_future(self.stop.wait()))
+        try:
+            if not (await self.lobby.snapshot(snap.id)).live:  # it ended meanwhile
                 return
-        raise UsageError("no bot match of this session is running")
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+            self._endings.pop(snap.id, None)
 
     async def cmd_wait(self, opts: dict[str, str]) -> None:
         await self.wait()
@@ -627,15 +965,19 @@ class Console:
         if not folder.is_dir():
             raise UsageError(f"{str(folder)!r} is not a folder")
         files = await self.lobby.replay(match_id, self.person())
+        stem = free_stem(folder.resolve(), f"replay-{files.replay.match_id}", ("gif", "png"))
         written = []
         for suffix, data in (("gif", files.gif), ("png", files.png)):
-            path = folder / f"replay-{files.replay.match_id}.{suffix}"
+            path = stem.with_name(f"{stem.name}.{suffix}")
             try:
-                path.write_bytes(data)
+                with path.open("xb") as f:  # never over a file that appeared meanwhile
+                    f.write(data)
             except OSError as exc:
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-            written.append(f"{path} ({len(data) // 1024 + 1} KB)")
-        self.write(f"Match #{files.replay.match_id}: wrote " + " and ".join(written) + ".")
+            written.append(f"{path.name} ({len(data) // 1024 + 1} KB)")
+        self.write(
+            f"Match #{files.replay.match_id}: wrote {' and '.join(written)} in {stem.parent}."
+        )
 
     async def cmd_analyse(self, opts: dict[str, str]) -> None:
         match_id = match_number(opts["match"], "/history") if "match" in opts else None
@@ -677,23 +1019,62 @@ class Console:
                     lines += [f"      {part}" for part in detail.splitlines()]
         self.write("\n".join(lines))
 
+    def running_training(self) -> TrainingJob | None:
+        return next((job for job in self.training if not job.progress.finished), None)
+
     async def cmd_train(self, opts: dict[str, str]) -> None:
+        if opts.get("action") == "stop":
+            stopped = await self.stop_training()
+            if stopped is None:
+                raise UsageError("no training is running")
+            self.write(stopped)
+            return
+        running = self.running_training()
+        if running is not None:
+            p = running.progress
+            raise UsageError(
+                f"a training job is already running ({p.agent}, {p.done}/{p.total} games):"
+                " one at a time; /train stop stops it"
+            )
         game = game_name(opts["game"])
         try:
             games = int(opts["games"])
         except ValueError:
             raise UsageError(f"games must be a whole number, not {opts['games']!r}") from None
         job = self.lobby.train(game, opts["agent"], games, opts.get("opponent"), raw_ok=True)
-        self.write(job.progress.text())
+        self.training.append(job)
+        self.progress(training_line(job.progress), last=True)
         self.background(lambda: self._follow_training(job), "training")
 
     async def _follow_training(self, job: TrainingJob) -> None:
+        """Progress until the job ends: one line redrawn in a terminal, a line per report in
+        a script; then the final line."""
         assert job.task is not None
+        every = TRAIN_REDRAW_SECONDS if self.terminal is not None else TRAIN_REPORT_SECONDS
         while True:
-            done, _ = await asyncio.wait({job.task}, timeout=TRAIN_REPORT_SECONDS)
-            self.write(job.progress.text())
+            done, _ = await asyncio.wait({job.task}, timeout=every)
             if done:
-                return
+                break
+            self.progress(training_line(job.progress))
+        self.progress(training_line(job.progress), last=True)
+
+    async def stop_training(self) -> str | None:
+        """Stop the running training job: the batch in flight may end (briefly), then it is
+        dropped; every batch before it is stored. What to say, or None if none runs."""
+        job = self.running_training()
+        if job is None:
+            return None
+        job.cancel()
+        if job.task is not None:
+            done, _ = await asyncio.wait({job.task}, timeout=TRAIN_STOP_SECONDS)
+            if not done:
+                job.task.cancel()
+                await asyncio.gather(job.task, return_exceptions=True)
+        p = job.progress
+        return (
+            f"Training {p.agent} stopped after {p.done} of {p.total} games;"
+            " what it learned is kept."
+        )
 
     async def cmd_as(self, opts: dict[str, str]) -> None:
         self.user = check_name(opts["name"])
@@ -701,10 +1082,29 @@ class Console:
         await self.adopt(self.user)
 
     async def cmd_help(self, opts: dict[str, str]) -> None:
-        self.write(_help_text(self.user))
+        self.write(_help_text(self.user, self.lobby.config.max_hints))
 
     async def cmd_quit(self, opts: dict[str, str]) -> bool:
         return False
+
+    async def farewell(self) -> None:
+        """The last line: which matches stay live and resume at the next start."""
+        try:
+            live = sorted(await self.lobby.live_match_ids())
+        except LobbyError as exc:
+            self.error(f"cannot list the live matches: {exc}")
+            return
+        if not live:
+            self.write("No match stays live.")
+            return
+        ids = ", ".join(f"#{i}" for i in live[:MAX_LISTED])
+        if len(live) > MAX_LISTED:
+            ids += f" and {len(live) - MAX_LISTED} more"
+        many = len(live) > 1
+        self.write(
+            f"{len(live)} match{'es' if many else ''} stay{'' if many else 's'} live and"
+            f" resume{'' if many else 's'} next time (the clocks wait): {ids}"
+        )
 
     async def close(
         self, *, finish: bool, keep: bool = False, stop: asyncio.Event | None = None
@@ -777,8 +1177,13 @@ async def run_console(
         interactive = bool(stdin.isatty())
     except (AttributeError, ValueError):
         interactive = False
-    console = Console(lobby, stdout, check_name(user) if user else default_name(), interactive)
+    name = check_name(user) if user else default_name()
+    console = Console(lobby, stdout, name, interactive, stop)
     lobby.listeners.append(console.on_snapshot)
+    # The console's matches are played at this keyboard: while it is closed nobody can move,
+    # so the restart's grace is a full turn (the Discord bot's is shorter: it restarts fast).
+    grace = lobby.config.resume_grace
+    lobby.config = replace(lobby.config, resume_grace=max(grace, lobby.config.turn_seconds))
     finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
     stopped = False  # a signal: leave everything live for the next start
     clock: asyncio.Future[None] | None = None
@@ -817,23 +1222,18 @@ async def run_console(
             ready = asyncio.ensure_future(console.prepared.wait())
             await asyncio.wait({ready, clock}, return_when=asyncio.FIRST_COMPLETED)
             ready.cancel()
-        if interactive and LineEditor.usable(stdin):
-            queue: asyncio.Queue[str | None] = asyncio.Queue()
-            console.editor = LineEditor(stdin.fileno(), stdout, queue)
-            console.editor.start(asyncio.get_running_loop())
-        else:
-            queue = _start_reader(stdin, asyncio.get_running_loop())
+        read = _reader(console, stdin, stdout)
         while True:
             console.prompt()
-            line = await _next_line(queue, stop)
+            line = await _next_line(read, stop)
             console.prompt_shown = False
             if line is _STOPPED:
-                stopped = True
+                stopped = True  # (a prompt that is left ends its line itself)
                 break
             if line is None:
                 stopped = stop is not None and stop.is_set()  # a signal came with the EOF
                 finish = not interactive and not stopped  # Ctrl-D in a terminal is /quit
-                if interactive and console.editor is None:
+                if interactive and console.terminal is None:
                     console.out.write("\n")
                 break
             if "\x00" in line:
@@ -843,10 +1243,8 @@ async def run_console(
                 break
         return 0
     finally:
-        if console.editor is not None:  # the terminal as it was, whatever happens next
-            console.editor.leave()
-            console.editor.close()
-            console.editor = None
+        if console.terminal is not None:
+            await console.terminal.flush()
         await console.close(finish=finish, keep=stopped, stop=stop)
         if watcher is not None:
             watcher.cancel()
@@ -854,8 +1252,35 @@ async def run_console(
             clock.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await clock
+        stopped_training = await console.stop_training()
+        if stopped_training is not None:
+            console.write(stopped_training)
+        await console.farewell()
         with contextlib.suppress(ValueError):
             lobby.listeners.remove(console.on_snapshot)
+        lobby.config = replace(lobby.config, resume_grace=grace)
+
+
+def _reader(
+    console: Console, stdin: IO[str], stdout: IO[str]
+) -> Callable[[], Awaitable[str | None]]:
+    """How the console gets its lines: from prompt_toolkit in a terminal, else from a thread
+    reading stdin line by line. A line, None at the end of input, _STOPPED on Ctrl-C."""
+    if console.interactive and Terminal.usable(stdin, stdout):
+        terminal = Terminal(stdin, stdout, CommandCompleter(lambda: console.matches))
+        console.terminal = terminal
+
+        async def read_terminal() -> str | None:
+            try:
+                return await terminal.read(f"{console.user}> ")
+            except EOFError:
+                return None
+            except KeyboardInterrupt:  # Ctrl-C, a key while the prompt reads: leave
+                return _STOPPED
+
+        return read_terminal
+    queue = _start_reader(stdin, asyncio.get_running_loop())
+    return queue.get
 
 
 async def _engine_ready(console: Console, engine: asyncio.Future[None], loud: bool) -> None:
@@ -874,15 +1299,18 @@ async def _engine_ready(console: Console, engine: asyncio.Future[None], loud: bo
 _STOPPED = "\x00stopped"
 
 
-async def _next_line(queue: asyncio.Queue[str | None], stop: asyncio.Event | None) -> str | None:
+async def _next_line(
+    read: Callable[[], Awaitable[str | None]], stop: asyncio.Event | None
+) -> str | None:
     """The next input line (None at the end of input), or _STOPPED once `stop` is set."""
     if stop is None:
-        return await queue.get()
-    getter = asyncio.ensure_future(queue.get())
+        return await read()
+    getter = asyncio.ensure_future(read())
     waiter = asyncio.ensure_future(stop.wait())
     done, _ = await asyncio.wait({getter, waiter}, return_when=asyncio.FIRST_COMPLETED)
     waiter.cancel()
     if getter in done:
         return getter.result()
-    getter.cancel()
+    getter.cancel()  # a prompt being read gives the terminal back as it was
+    await asyncio.gather(getter, return_exceptions=True)
     return _STOPPED

@@ -52,6 +52,11 @@ class AnalysisReport:
 class Coach(Clocks):
     """Hints, replays and analyses, over the life of matches."""
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        #: Each match's last hint and the ply it was for: asked again there, it is free.
+        self._last_hint: dict[int, tuple[int, Hint]] = {}
+
     # ------------------------------------------------------------------ hints
 
     @boundary
@@ -59,7 +64,8 @@ class Coach(Clocks):
         self, match_id: int, person: Person, via: Where | None = None
     ) -> tuple[Hint, Snapshot]:
         """The best move for the person to move in their game against the bot, and what it
-        leads to. The game becomes unrated (stored before the answer); a few per game."""
+        leads to. The game becomes unrated (stored before the answer); a few per game, and
+        asking again at the same position gives the same hint for free."""
         snap = await self.snapshot(match_id)
         check_origin(snap.match, via)
         player = await self._known(person)
@@ -74,6 +80,9 @@ class Coach(Clocks):
         used = int(snap.match.options.get("hints") or 0)
         if self.config.max_hints <= 0:
             raise BadRequest("hints are turned off on this bot")
+        last = self._last_hint.get(match_id)
+        if last is not None and last[0] == snap.match.ply:  # the same position: the same hint
+            return last[1], snap
         if used >= self.config.max_hints:
             raise LimitReached(f"you have used the {used} hints of this game")
         seconds = self.config.hint_seconds
@@ -87,6 +96,9 @@ class Coach(Clocks):
             if not current.live or current.match.ply != snap.match.ply:
                 raise StaleAction("the game moved on while the hint was found; ask again")
             match = await self.store.use_hint(match_id)
+            if len(self._last_hint) >= 10_000:  # ended matches' hints go, now and then
+                self._last_hint.clear()
+            self._last_hint[match_id] = (match.ply, found)
         after = replace(current, match=match)
         await self._emit(after)  # the board's footer now says the game is unrated
         return found, after

@@ -152,7 +152,7 @@ class Matches:
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
         label = spec.label()
-        return AgentChoice(spec, budget, None, f"{game}:{label}", f"Bot {label}"[:64])
+        return AgentChoice(spec, budget, None, f"{game}:{label}", f"Bot ({label[:57]})")
 
     async def _agent_seat(self, choice: AgentChoice) -> Seat:
         player = await self.store.get_or_create_agent(choice.key, choice.name)

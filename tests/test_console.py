@@ -19,6 +19,7 @@ from console import UsageError, parse_command, run_console
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
+from tests.vt import Pty
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = re.compile(r"^(?:\S+ .+ wins \(.+\)\.|Draw \(.+\)\.)$", re.M)
@@ -155,7 +156,9 @@ async def test_a_botmatch_plays_to_its_end(lobby: Lobby) -> None:
     assert match is not None and match.status == "finished" and match.kind == "eve"
     assert len(plays) == match.ply
     assert len(RESULT.findall(text)) == 1
-    assert text.rstrip().endswith(f"Match #1 · 8x8 · unrated · ply {match.ply}")
+    assert text.rstrip().endswith(
+        f"Match #1 · 8x8 · unrated · ply {match.ply}\nNo match stays live."
+    )
 
 
 async def test_quit_stops_a_running_botmatch(lobby: Lobby) -> None:
@@ -209,7 +212,7 @@ async def test_every_bad_input_gets_one_error_line_and_changes_nothing(lobby: Lo
 
 async def test_errors_inside_a_match(lobby: Lobby) -> None:
     text = await run(
-        lobby, "/play game:connect4 level:random\nz\n0\n10\npass\n/play game:othello\n"
+        lobby, "/play game:connect4 level:random\nz\n0\n10\npass\n/play game:othello\n/quit\n"
     )
     r = replies(text)
     for line in ("z", "0", "10", "pass", "/play game:othello"):
@@ -291,35 +294,33 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stdout + proc.stderr
     assert len(RESULT.findall(proc.stdout)) == 1
     assert re.search(r"^  #1 Connect Four vs Bot \(random\): (won|lost|drew) \(", proc.stdout, re.M)
-    assert proc.stdout.rstrip().endswith("> /quit")
+    assert proc.stdout.rstrip().endswith("> /quit\nNo match stays live.")
 
 
 async def test_a_game_started_while_the_engine_warms_is_not_taken_for_an_earlier_one(
     lobby: Lobby, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In a terminal the prompt works before the rule kernels are warm (a first run compiles
-    them for about 20 s); what a restart takes up is only what was live before the start."""
-    import pty
-
+    them, which can take a minute); what a restart takes up is only what was live before the
+    start."""
     import console
 
     def slow_warm() -> None:
         time.sleep(1.0)  # the first run's compile, shortened
 
     monkeypatch.setattr(console, "warm_rules", slow_warm)
-    master, slave = pty.openpty()
-    out = io.StringIO()
-    with open(slave, encoding="utf-8") as stdin:
-        task = asyncio.ensure_future(run_console(lobby, stdin, out, user="you"))
-        os.write(master, b"/play game:connect4 opponent:easy\r")
-        deadline = time.monotonic() + 10
-        while "Move 1:" not in out.getvalue():
-            assert time.monotonic() < deadline, out.getvalue()
-            await asyncio.sleep(0.02)
+    term = Pty()
+    term.start()
+    try:
+        task = asyncio.ensure_future(run_console(lobby, term.stdin, term.stdout, user="you"))
+        await term.until(lambda: term.screen.cursor_line() == "you>")
+        term.send("/play game:connect4 opponent:easy\r")
+        await term.until(lambda: "Move 1:" in term.screen.text(), 10)
         await asyncio.sleep(1.5)  # the warm-up and the restart's take-up are over
-        os.write(master, b"/quit\r")
+        term.send("/quit\r")
         assert await asyncio.wait_for(task, 10) == 0
-    os.close(master)
-    text = out.getvalue()
+    finally:
+        term.close()
+    text = term.screen.text()
     assert "earlier session" not in text
     assert text.count("#1 Connect Four") == 1  # its board was shown once, not again

@@ -49,6 +49,10 @@ def test_the_readme_console_example_runs_as_written(tmp_path: Path) -> None:
     for command in [line for line in script.splitlines() if line.startswith("/")]:
         assert f"> {command}" in proc.stdout  # every line was read and answered
     assert "Your moves now go to match #1." in proc.stdout
+    # /watch shows the bot match to its end, so the /quit after it stops nothing.
+    watched = proc.stdout.split("> /watch\n", 1)[1].split("> /leaderboard", 1)[0]
+    assert re.search(r"^(?:\S+ .+ wins \(.+\)\.|Draw \(.+\)\.)$", watched, re.M), watched
+    assert "(stopped)" not in proc.stdout
     assert "Connect Four leaderboard" in proc.stdout or "No rated Connect Four" in proc.stdout
 
 

@@ -63,14 +63,14 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
     term.expect("Board-game bot")
     first = time.monotonic() - t0
     assert first < scaled(1.5), f"the first output took {first:.2f} s"
-    term.expect(r"> ")  # the prompt, while the engine may still be starting
+    term.expect("tester>")  # the prompt (its space is a cursor move), while the engine starts
     term.sendline("/help")
     term.expect("/matches")
     term.sendline("/play game:connect4 opponent:easy")
     term.expect(r"Move 1: .* to play")
     term.sendline("4")
     term.expect(r"Bot \(easy\) 🟡 plays")  # the bot's reply arrives on its own
-    term.expect(r"> ")  # and the prompt is drawn again after it
+    term.expect("tester>")  # and the prompt is drawn again after it
     workers = children_of(term.pid)
     term.sendcontrol("c")  # Ctrl-C at the prompt: a clean exit
     term.expect(pexpect.EOF)
@@ -86,7 +86,7 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
     term = spawn(tmp_path)
-    term.expect(r"> ")
+    term.expect("tester>")
     term.sendline("/play game:connect4 opponent:expert first:bot")
     term.expect(r"thinking")
     t0 = time.monotonic()
@@ -102,7 +102,7 @@ def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
     term = spawn(tmp_path, BOARDBOT_WORKERS="2")
-    term.expect(r"> ")
+    term.expect("tester>")
     term.sendline("/botmatch game:othello first:easy second:hard delay:1")
     term.expect(r"Move 2")
     workers = children_of(term.pid)
@@ -118,11 +118,11 @@ def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_output_keeps_what_is_being_typed(tmp_path: Path) -> None:
     term = spawn(tmp_path)
-    term.expect(r"tester> ")
+    term.expect("tester>")
     term.sendline("/botmatch game:connect4 first:easy second:easy delay:1")
     term.expect(r"Move 2")
     term.send("/matc")  # typed, not yet sent, while the bot match prints its moves
-    term.expect(r"tester> /matc")
+    term.expect(r"/matc")
     term.expect(r"plays")  # a move printed in the middle of the typing
     term.expect(r"tester> /matc")  # the prompt again, with what was typed
     term.send("x\x7fhes\r")  # Backspace works; Enter sends the line
