@@ -149,6 +149,10 @@ class Driver:
     #: (match, stored ply) -> since when the board showed an older ply, while the bot ran.
     behind_since: dict[tuple[int, int], float] = field(default_factory=dict)
     frozen: set[tuple[int, int]] = field(default_factory=set)
+    #: (from, to) wall-clock spans while nobody could move: a gateway outage, a stopped bot.
+    outages: list[tuple[float, float]] = field(default_factory=list)
+    away: bool = False  # an outage now: people cannot click
+    _away_from: float = 0.0
     kills: int = 0
     actions: int = 0
     refusals: int = 0
@@ -568,6 +572,38 @@ class Driver:
         self.planted |= {good, bad}
         self.faults["corrupt_rows_planted"] += 4
 
+    async def outage(self, epoch: int, kill_at: float) -> None:
+        """A gateway outage (disconnect, then resume) or a stopped bot process (SIGSTOP, then
+        SIGCONT: its clock's next pass comes late), longer than a turn's clock. Nobody can move
+        meanwhile, so nobody may lose on time for it."""
+        await asyncio.sleep(max(0.0, (kill_at - time.monotonic()) * self.rng.uniform(0.1, 0.4)))
+        gap = self.args.turn_seconds * self.rng.uniform(1.2, 2.5)
+        stop = (epoch // 3) % 2 == 1
+        self.away, self._away_from = True, time.time()
+        try:
+            if stop and self.proc is not None and self.proc.returncode is None:
+                self.faults["outage:stopped"] += 1
+                os.kill(self.proc.pid, signal.SIGSTOP)
+                try:
+                    await asyncio.sleep(gap)
+                finally:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(self.proc.pid, signal.SIGCONT)
+            else:
+                self.faults["outage:gateway"] += 1
+                await self.request({"op": "disconnect"})
+                await asyncio.sleep(gap)
+                await self.request({"op": "resumed"})
+        except ChildDied:
+            pass
+        finally:
+            self.end_outage()
+
+    def end_outage(self) -> None:
+        if self.away:
+            self.outages.append((self._away_from, time.time()))
+            self.away = False
+
     async def probe_listings(self, channel: int) -> None:
         """The leaderboard and a member's stats answer, whatever rows were planted (an
         undecodable row is left out of a listing, never a reason to fail it)."""
@@ -594,7 +630,7 @@ class Driver:
         limit = 10.0 * self.args.time_factor
         while True:
             await asyncio.sleep(0.5)
-            if not self._ready.is_set() or self._died.is_set():
+            if not self._ready.is_set() or self._died.is_set() or self.away:
                 self.behind_since.clear()  # a restart shows every board again
                 continue
             now = time.monotonic()
@@ -757,7 +793,14 @@ class Driver:
             budget = self.rng.randrange(self.args.actions // 2, self.args.actions + 1)
             lo, hi = self.args.epoch_seconds
             kill_at = None if last else time.monotonic() + self.rng.uniform(lo, hi)
+            outage = None
+            if kill_at is not None and epoch % 3 == 2:  # every third run of the bot
+                outage = asyncio.ensure_future(self.outage(epoch, kill_at))
             await self.epoch(todo, channels, budget, kill_at, drain=last)
+            if outage is not None:
+                outage.cancel()
+                await asyncio.gather(outage, return_exceptions=True)
+                self.end_outage()
             self.note("epoch played")
             if not last:
                 await self.kill()
@@ -800,6 +843,8 @@ class Driver:
                 for b in self.boards().values()
                 if b.live and b.to_play is not None and b.match_id not in acting
             ]
+            if self.away:
+                boards = []  # Discord is gone for the bot (or the bot is stopped)
             self.rng.shuffle(boards)
             for board in boards[: max(0, self.args.concurrency - len(pending))]:
                 task = asyncio.ensure_future(self.act(board))
@@ -937,6 +982,11 @@ class Driver:
             if m[6] in ("time", "abandon"):
                 last_at = moves[-1][1] if moves else m[10]
                 self._check_forfeit(mid, last_at, m[11], m[12])
+            late = 2.0 * self.args.time_factor  # how much later than the bot the driver sees it
+            for began, ended in self.outages:
+                if m[6] == "time" and began <= m[11] < ended + self.args.grace - late:
+                    self.violations["lost_on_time_by_bot_fault"] += 1
+                    self.details.append(f"match {mid}: lost on time during an outage")
             if m[6] == "time" and m[5] is not None and len(moves) not in self.shown.get(mid, {}):
                 # A person lost on time a turn their board never showed (the bot's fault).
                 self.violations["lost_on_time_by_bot_fault"] += 1

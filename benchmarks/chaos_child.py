@@ -141,6 +141,10 @@ class Child:
                 out["calls"] = [_summary(c) for c in calls]
             elif op == "delete":
                 self.h.messages.pop(int(req["message_id"]), None)
+            elif op == "disconnect":  # the gateway connection dropped (discord.py's event)
+                self.bot.dispatch("disconnect")
+            elif op == "resumed":  # and came back
+                await self.h.gateway("RESUMED", {})
             elif op == "fail":
                 key = ROUTES[req["kind"]]
                 self.fail_next.setdefault(key, []).extend(
