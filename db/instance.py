@@ -17,8 +17,9 @@ For PostgreSQL (`PgInstanceLock`) the same locks are session advisory locks held
 connection of its own: the server releases them when that connection ends in any way, for the
 same reason. The connection's application name records the holder's pid and host for the
 message. Those locks also end with a server restart or a cut connection, while the bot runs on:
-`watch` takes them again, or stops the bot if another process got them first. (The store itself is safe with several writers: its row locks, see `db.postgres`;
-this guard is about the lobby's clocks and bot turns.)
+`watch` takes them again, or stops the bot if another process got them first. (The store
+itself is safe with several writers: its row locks, see `db.postgres`; this guard is about the
+lobby's clocks and bot turns.)
 """
 
 from __future__ import annotations
