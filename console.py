@@ -239,6 +239,12 @@ def _is_agent_name(word: str) -> bool:
     return word in registry.AGENTS or any(word in levels for levels in registry.LEVELS.values())
 
 
+def looks_like_a_bot(name: str) -> bool:
+    """A level or agent name, or `Bot (...)`: one of the bot's players, not a local name."""
+    folded = name.strip().casefold()
+    return folded.startswith("bot") or _is_agent_name(folded)
+
+
 def check_name(name: str) -> str:
     name = name.strip()
     if not name or len(name) > MAX_NAME:
@@ -938,7 +944,12 @@ class Console:
         self.write_listing(present.leaderboard(game, await self.lobby.leaderboard(game)))
 
     async def cmd_stats(self, opts: dict[str, str]) -> None:
-        name = check_name(opts.get("user", self.user))
+        wanted = opts.get("user", self.user)
+        if looks_like_a_bot(wanted) and "chart" not in opts:  # one of the bot's players
+            label, bot_rows = await self.lobby.bot_stats(wanted)
+            self.write_listing(present.stats(label, bot_rows))
+            return
+        name = check_name(wanted)
         player, rows = await self.lobby.stats(self.person(name))
         self.write_listing(present.stats(player.display_name, rows))
         if "chart" not in opts:
@@ -955,7 +966,12 @@ class Console:
         self.write(f"Rating chart: {path} ({len(chart) // 1024 + 1} KB)")
 
     async def cmd_history(self, opts: dict[str, str]) -> None:
-        name = check_name(opts.get("user", self.user))
+        wanted = opts.get("user", self.user)
+        if looks_like_a_bot(wanted):  # one of the bot's players
+            label, bot_rows = await self.lobby.bot_history(wanted)
+            self.write_listing(present.history(label, bot_rows))
+            return
+        name = check_name(wanted)
         player, rows = await self.lobby.history(self.person(name))
         self.write_listing(present.history(player.display_name, rows))
 

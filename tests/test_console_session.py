@@ -305,3 +305,13 @@ def test_tab_completes_commands_options_and_agents() -> None:
 def test_every_command_has_a_handler() -> None:
     for name in console.COMMANDS:
         assert callable(getattr(console.Console, f"cmd_{name}", None)), name
+
+
+async def test_stats_and_history_of_one_of_the_bots_players(lobby: Lobby) -> None:
+    for game in ("connect4", "othello"):
+        snap = await lobby.start_pve(ALICE, game, "easy")
+        await lobby.resign(snap.id, ALICE)
+    text = await run(lobby, '/stats user:easy\n/history user:"Bot (easy)"\n')
+    assert "looks like one of the bot's players" not in text
+    assert "Stats of Bot (easy)" in text and "1 played, 1W 0D 0L" in text
+    assert "Recent matches of Bot (easy)" in text and text.count(": won (resignation)") == 2
