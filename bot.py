@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
     from db.instance import Guard
     from db.shards import Shards
     from lobby.core import Lobby, LobbyConfig
+    from lobby.pool import EnginePool
 
 log = logging.getLogger("boardbot")
 
@@ -326,13 +327,50 @@ def on_signals(callback: Callable[[], object]) -> None:
             loop.add_signal_handler(sig, callback)
 
 
-def _first_run() -> bool:
-    """Whether the engine will compile its kernels (nothing compiled here yet, or the source
-    changed since: engine/kernelcache.py), without importing numba: the first screen must not
-    wait for it."""
-    from engine.kernelcache import ENGINE, is_stale
+#: Seconds between the console's lines on the engine's progress (when it changed).
+PROGRESS_SECONDS = 10.0
 
-    return is_stale() or not any((ENGINE / "games" / "__pycache__").glob("*.nbi"))
+
+async def _start_engine(pool: EnginePool) -> None:
+    """Start the engine pool, then wait for its whole warm-up (every opponent compiled)."""
+    await pool.start()
+    await pool.everything()
+
+
+async def _above(line: str) -> None:
+    """Print a line in the console, above its prompt if one is shown."""
+    from prompt_toolkit.application import get_app_or_none, run_in_terminal
+
+    app = get_app_or_none()
+    if app is not None and app.is_running:
+        await run_in_terminal(lambda: print(line, flush=True))
+    else:
+        print(line, flush=True)
+
+
+async def _show_engine(pool: EnginePool, engine: asyncio.Future[None]) -> None:
+    """The console's lines on the engine's warm-up: what it does and about how long it takes,
+    then its progress while it compiles (the console says when it is ready)."""
+    while not pool.planned and not engine.done():
+        await asyncio.sleep(0.05)
+    status = pool.status()
+    if status.warm or engine.done():
+        return
+    if not status.compiling:
+        await _above("Starting the game engine...")
+        return
+    await _above(
+        f"Preparing the game engine: its {status.total} opponents are compiled once on this "
+        f"machine (a first start, or the first after an update), about {status.seconds:.0f} s "
+        "in all, in the background. You can play meanwhile: a game's first moves wait only "
+        "for its own opponent."
+    )
+    shown = status.ready
+    while not (await asyncio.wait({engine}, timeout=PROGRESS_SECONDS))[0]:
+        status = pool.status()
+        if status.ready != shown and status.compiling:
+            shown = status.ready
+            await _above(f"Game engine: {status.progress()}.")
 
 
 async def run_console(config: Config) -> int:
@@ -341,7 +379,6 @@ async def run_console(config: Config) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
     interactive = sys.stdin.isatty()
-    cold = _first_run()
     if interactive:  # something on the screen at once, even while numba compiles
         print(
             "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
@@ -356,16 +393,9 @@ async def run_console(config: Config) -> int:
             print(line, flush=True)
 
     lobby, guard = await build_lobby(config, wait_for_engine=False, say=say)
-    if interactive:
-        print(
-            "Preparing the game engine (first run only: about 30 s); you can type "
-            "meanwhile, and the bot's first move waits for it."
-            if cold
-            else "Starting the game engine...",
-            flush=True,
-        )
-    engine = asyncio.ensure_future(lobby.pool.start())
-    await asyncio.sleep(0)  # the workers are spawned: jobs queue for them from now on
+    engine = asyncio.ensure_future(_start_engine(lobby.pool))
+    await asyncio.sleep(0)  # the pool is started: jobs queue for its workers from now on
+    shown = [asyncio.ensure_future(_show_engine(lobby.pool, engine))] if interactive else []
     stop = asyncio.Event()
     on_signals(stop.set)
     lost: list[str] = []
@@ -380,9 +410,9 @@ async def run_console(config: Config) -> int:
             lobby, sys.stdin, sys.stdout, stop=stop, engine=engine, banner=not interactive
         )
     finally:
-        engine.cancel()
-        watching.cancel()
-        await asyncio.gather(engine, watching, return_exceptions=True)
+        for task in (engine, watching, *shown):
+            task.cancel()
+        await asyncio.gather(engine, watching, *shown, return_exceptions=True)
         await shut_down(lobby, guard)
     if lost:
         raise StartError(lost[0])

@@ -1,51 +1,157 @@
-"""Time to the first screen, the prompt and the bot's first move of `python bot.py` in a
-pseudo-terminal, with numba's cache as it is or emptied first (a first run).
+"""Time to the first screen, the prompt and the bot's first move at each level of `python bot.py`
+in a pseudo-terminal, with numba's cache as it is or emptied first (a first run).
 
-    python benchmarks/first_run.py [--cold]
+    python benchmarks/first_run.py [--cold] [--warm-after] [--game G] [--level L ...]
+    python benchmarks/first_run.py --steps
 
-`--cold` deletes the compiled kernels of this working tree (`__pycache__/*.nbi`, `*.nbc`)
-first, as on a fresh clone. Uses a throw-away database; prints one line of figures.
+Each (game, level) is one fresh start of the bot on a throw-away database: the prompt is
+awaited, then `/play game:G opponent:L first:bot` is typed at once and the time from that line
+to the bot's move is taken. `--cold` deletes the compiled kernels first, before every start, as
+on a fresh clone: those of this working tree (`__pycache__/*.nbi`, `*.nbc`) and those of the user
+cache folder (`engine.kernelcache.CACHE`). `--warm-after` starts the same level once more
+without emptying anything (a warm start). Prints one line per start, then the machine's load.
+
+`--steps` empties the caches and times each step of the engine's warm-up plan in its order in
+one process (`engine/warm.py`: its `COSTS` table comes from here).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pexpect
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.kernelcache import CACHE  # noqa: E402 - after the path: run as a script
+
+GAMES = ("connect4", "othello")
+LEVELS = ("easy", "medium", "hard", "expert")
+#: The console's prompt, `name> `, as prompt_toolkit draws it (the space may be a cursor move).
+_PROMPT = re.compile(r"\w>(?: |\x1b\[)")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|[\r\x07]")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cold", action="store_true", help="empty numba's cache first")
-    args = parser.parse_args()
-    if args.cold:
-        for sub in ("engine", "lobby", "db", "cogs"):
-            for path in (ROOT / sub).rglob("*.nb[ic]"):
-                path.unlink()
+@dataclass
+class Figures:
+    """One start: seconds from the start to the first screen and the prompt, from the request to
+    the bot's move, and the lines the bot showed about its engine meanwhile."""
+
+    game: str
+    level: str
+    cold: bool
+    first: float
+    prompt: float
+    move: float
+    said: list[str]
+
+
+def empty_caches() -> None:
+    """Delete every compiled kernel numba could load: a first run."""
+    for sub in ("engine", "lobby", "db", "cogs"):
+        for path in (ROOT / sub).rglob("*.nb[ic]"):
+            path.unlink(missing_ok=True)
+    shutil.rmtree(CACHE, ignore_errors=True)
+
+
+def engine_lines(text: str) -> list[str]:
+    """The lines of `text` that speak of the engine (its start, its progress, its estimates)."""
+    lines = (line.strip() for line in _ANSI.sub("", text).split("\n"))
+    return [line for line in lines if re.search(r"engine|kernel|compil|prepar", line, re.I)]
+
+
+def start(game: str, level: str, cold: bool, timeout: float) -> Figures:
+    """One start of the bot, one first move of `level` in `game`."""
+    if cold:
+        empty_caches()
     with tempfile.TemporaryDirectory(prefix="first-run-") as tmp:
         env = {**os.environ, "BOARDBOT_DB": f"{tmp}/first.db", "DISCORD_TOKEN": ""}
         t0 = time.monotonic()
         term = pexpect.spawn(
-            sys.executable, [str(ROOT / "bot.py")], env=env, cwd=tmp, encoding="utf-8", timeout=180
+            sys.executable,
+            [str(ROOT / "bot.py")],
+            env=env,
+            cwd=tmp,
+            encoding="utf-8",
+            timeout=timeout,
+            dimensions=(50, 200),
         )
+        said = ""
         term.expect("Board-game bot")
         first = time.monotonic() - t0
-        term.expect("> ")
+        term.expect(_PROMPT)
         prompt = time.monotonic() - t0
-        term.sendline("/play game:connect4 opponent:easy first:bot")
-        term.expect(r"Bot \(easy\) 🔴 plays")
-        move = time.monotonic() - t0
+        said += term.before or ""
+        asked = time.monotonic()
+        term.sendline(f"/play game:{game} opponent:{level} first:bot")
+        term.expect(rf"Bot \({level}\) \S+ plays")
+        move = time.monotonic() - asked
+        said += term.before or ""
         term.sendline("/quit")
         term.expect(pexpect.EOF)
-    kind = "first run (cold cache)" if args.cold else "run"
-    print(f"{kind}: first screen {first:.2f} s, prompt {prompt:.2f} s, first bot move {move:.2f} s")
+        said += term.before or ""
+    return Figures(game, level, cold, first, prompt, move, engine_lines(said))
+
+
+STEPS = """
+import time
+from engine.warm import warm_plan, warm_step
+for step in warm_plan():
+    t = time.perf_counter()
+    warm_step(step)
+    print(f"    {step.key!r}: {time.perf_counter() - t:.1f},", flush=True)
+"""
+
+
+def steps() -> None:
+    """Each warm-up step's seconds from an empty cache, in the plan's order."""
+    empty_caches()
+    t = time.monotonic()
+    subprocess.run([sys.executable, "-c", STEPS], cwd=ROOT, check=True)
+    print(f"all steps: {time.monotonic() - t:.1f} s (load {os.getloadavg()[0]:.1f})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--cold", action="store_true", help="empty numba's caches before each start"
+    )
+    parser.add_argument("--warm-after", action="store_true", help="then start each level warm")
+    parser.add_argument("--game", choices=GAMES, action="append", help="default: both")
+    parser.add_argument("--level", choices=LEVELS, action="append", help="default: all four")
+    parser.add_argument("--verbose", action="store_true", help="print what the bot said")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per step")
+    parser.add_argument("--steps", action="store_true", help="time each warm-up step cold")
+    args = parser.parse_args()
+    if args.steps:
+        steps()
+        return 0
+    runs = [(g, lv) for g in args.game or GAMES for lv in args.level or LEVELS]
+    for game, level in runs:
+        modes = [args.cold, False] if args.warm_after else [args.cold]
+        for cold in modes:
+            f = start(game, level, cold, args.timeout)
+            kind = "cold" if f.cold else "warm"
+            print(
+                f"{game:8} {level:6} {kind}: first screen {f.first:5.2f} s, prompt "
+                f"{f.prompt:5.2f} s, first move {f.move:6.2f} s after asking  "
+                f"(load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+            if args.verbose:
+                for line in f.said:
+                    print(f"    | {line}")
+    print(f"load averages: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -77,6 +77,7 @@ async def new_board(
     database) are deferred first, within Discord's 3 s."""
     bot = bot_of(interaction)
     check_reach(interaction)
+    content = "\n".join(filter(None, [content, bot.lobby.engine_status().note()]))
     timer = _Deferral(interaction, thinking=True)
 
     async def show() -> int | None:

@@ -1,19 +1,36 @@
-"""Compile (or load from numba's cache) every hot kernel, so a process's first real move is fast.
+"""Compile (or load from numba's cache) the kernels an agent needs, before it moves for real.
 
-The engine pool calls `warm_up` in each worker as it starts; the bot's own process, which only
-applies the rules, calls `warm_rules` in a thread. numba keeps what it compiled next to the
-sources (`__pycache__/*.nbi`), so only the very first run after an install compiles.
+numba compiles a kernel on its first call, and keeps the machine code in the user's cache
+folder (`engine/kernelcache.py`): a process after the first on a machine only loads it. The
+engine pool (`lobby/pool.py`) warms its workers one agent at a time, in the order of
+`warm_plan()`: the levels first, easy to expert, then the other opponents people can choose;
+an agent someone asks for goes first. A step plays quick moves with its agent at the start,
+in the middle and near the end of a game (`warm_step`), so every kernel the agent can meet is
+compiled; it leaves a note in the cache (`kernelcache.mark`) that says how long it will take
+next time. The bot's own process, which only applies the rules, calls `warm_rules` in a thread.
+
+While a step compiles, the pool can answer an agent's first moves with the same agent run as
+plain Python (numba's JIT off, `plain_budget`, `plain_complete`): the same search, so the same
+move, where its budget is depth or nodes rather than time.
 """
 
 from __future__ import annotations
 
 import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from engine import kernelcache
 from engine.agents import registry
-from engine.agents.base import Agent, Budget
+from engine.agents.base import Agent, AgentSpec, Budget, Decision
 from engine.agents.opponents import opponents
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
+from engine.games.catalog import title
 
 
 def warm_rules() -> None:
@@ -38,21 +55,193 @@ def warm_positions(game: str, rng: random.Random) -> list[GameState]:
 
 
 def warm_agent(agent: Agent, picks: list[GameState], rng: random.Random) -> None:
-    """One quick move of `agent` in each position: its kernels compiled or loaded."""
+    """One quick move of `agent` in each position, and one by the clock alone in the last
+    (some agents solve the end exactly only without a depth cap): its kernels compiled or
+    loaded."""
     for pick in picks:
         agent.choose(pick, Budget(time=0.05, nodes=200, depth=2), rng)
+    agent.choose(picks[-1], Budget(time=0.05), rng)
+
+
+# -- the plan ---------------------------------------------------------------------------------
+
+#: Seconds each step compiles from an empty cache, after the steps before it in `warm_plan()`
+#: order (kernels shared with an earlier step are loaded, not compiled), on the 2-core
+#: reference machine at a load of about 1: `python benchmarks/first_run.py --steps` measures
+#: them. A step not listed counts `DEFAULT_COST`; one already compiled, `LOAD_COST`.
+COSTS: dict[str, float] = {
+    "connect4-easy": 0.2,
+    "othello-easy": 0.3,
+    "connect4-medium": 5.2,
+    "othello-medium": 9.6,
+    "connect4-expert": 4.2,
+    "othello-expert": 16.9,
+    "connect4-mcts": 1.9,
+    "connect4-expectiminimax": 2.5,
+    "othello-mcts": 1.8,
+}
+DEFAULT_COST = 2.0
+LOAD_COST = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class WarmStep:
+    """One agent to warm: its game and spec, and the names people know it by (two levels may
+    be one agent with two budgets)."""
+
+    game: str
+    names: tuple[str, ...]
+    spec: AgentSpec
+
+    @property
+    def key(self) -> str:
+        """The step's name in notes and tables: `connect4-medium`."""
+        return f"{self.game}-{self.names[0]}"
+
+    @property
+    def label(self) -> str:
+        """As shown: `Connect Four medium and hard`."""
+        names = list(self.names)
+        text = names[-1] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return f"{title(self.game)} {text}"
+
+    def cost(self) -> float:
+        """Seconds it takes on the reference machine: a compile, or a load if its note says
+        everything it needs is compiled already."""
+        if kernelcache.marked(self.key):
+            return LOAD_COST
+        return COSTS.get(self.key, DEFAULT_COST)
+
+    def modules(self) -> list[Path]:
+        """The file of the agent's family (its kernels' modules are what it imports)."""
+        module = sys.modules[registry.AGENTS[self.spec.name].factory.__module__]
+        return [Path(str(module.__file__))]
+
+
+def warm_plan() -> list[WarmStep]:
+    """Every opponent people can choose, once per spec: the levels first (both games, easy to
+    expert: what people choose most, cheapest first), then the other agents."""
+    names: dict[tuple[AgentSpec, str], list[str]] = {}
+    for level in registry.LEVEL_NAMES:
+        for game in GAMES:
+            lv = registry.LEVELS[game][level]
+            names.setdefault((lv.spec, game), []).append(level)
+    for game in GAMES:
+        for o in opponents(game):
+            seen = names.setdefault((o.spec, game), [])
+            if o.name not in seen and o.level is None:
+                seen.append(o.name)
+    return [WarmStep(game, tuple(n), spec) for (spec, game), n in names.items()]
+
+
+def step_for(spec: AgentSpec, game: str) -> WarmStep:
+    """The plan's step of this agent, or a new one (an agent named by its spec)."""
+    for step in warm_plan():
+        if step.spec == spec and step.game == game:
+            return step
+    return WarmStep(game, (spec.label(),), spec)
+
+
+def warm_step(step: WarmStep, agent: Agent | None = None) -> None:
+    """Compile (or load) every kernel `step`'s agent can meet (with `agent`, the instance that
+    will play: its tables are made too), then note it in the cache."""
+    if agent is None:
+        agent = registry.build(step.spec, step.game)
+    rng = random.Random(0)
+    warm_agent(agent, warm_positions(step.game, rng), rng)
+    kernelcache.mark(step.key, step.modules())
 
 
 def warm_up() -> None:
-    """Play quick moves with every registered agent and every opponent people can choose, in
-    every game, at the start, in the middle and near the end of a game: a kernel first met
-    inside a move's job would be compiled under the job's cap, and on a first run the worker
-    would be killed before numba could cache it."""
+    """Warm every step of the plan and every registered agent's default spec, in every game:
+    numba's whole cache, built at once (the test suite and the chaos run start from it)."""
+    plan = warm_plan()
+    for step in plan:
+        warm_step(step)
     rng = random.Random(0)
     for game in GAMES:
         new_game(game).perft(2)  # type: ignore[attr-defined]
         picks = warm_positions(game, rng)
-        specs = [registry.resolve(info.name, game)[0] for info in registry.agents_for(game)]
-        specs += [o.spec for o in opponents(game)]
-        for spec in specs:
-            warm_agent(registry.build(spec, game), picks, rng)
+        for info in registry.agents_for(game):
+            warm_agent(registry.build(registry.resolve(info.name, game)[0], game), picks, rng)
+
+
+# -- plain Python while a step compiles --------------------------------------------------------
+
+#: The longest an agent run as plain Python may think before its answer is given up.
+PLAIN_SECONDS = 8.0
+
+
+def plain_budget(budget: Budget) -> Budget | None:
+    """The budget to run an agent with as plain Python, or None when that would not make its
+    own move: an agent that thinks by the clock alone would search less deep than compiled.
+
+    A budget of depth or nodes (or none) is kept as it is: the same search, so the same move.
+    A time with a depth cap becomes `PLAIN_SECONDS`, and the move counts only if the search
+    reached that depth (`plain_complete`)."""
+    if budget.time is None:
+        return budget
+    if budget.depth is None:
+        return None
+    return Budget(time=PLAIN_SECONDS, nodes=budget.nodes, depth=budget.depth)
+
+
+def plain_complete(decision: Decision, budget: Budget) -> bool:
+    """Whether the plain Python `decision` is the agent's own move under `budget`: it searched
+    all its budget allows (or solved the position exactly)."""
+    if budget.time is None or decision.info.get("exact") is True:
+        return True
+    return budget.depth is not None and (decision.depth or 0) >= budget.depth
+
+
+# -- compiles, as they happen ------------------------------------------------------------------
+
+
+class CompileWatch:
+    """Counts numba's compiles in this process (a load from the cache is not one) and their
+    seconds; calls `on_start()` as the outermost compile of a chain begins and `on_end(seconds)`
+    as it ends (one kernel compiles the kernels it calls first, inside its own)."""
+
+    def __init__(
+        self,
+        on_start: Callable[[], None] | None = None,
+        on_end: Callable[[float], None] | None = None,
+    ) -> None:
+        self.count = 0
+        self.seconds = 0.0
+        self.on_start = on_start
+        self.on_end = on_end
+        self._depth = 0
+        self._began = 0.0
+
+    def install(self) -> CompileWatch:
+        """Listen to numba's compile events from now on (imports numba)."""
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                watch._started()
+
+            def on_end(self, ev: Any) -> None:
+                watch._ended()
+
+        event.register("numba:compile", Listener())  # type: ignore[no-untyped-call]
+        return self
+
+    def _started(self) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self._began = time.perf_counter()
+            if self.on_start is not None:
+                self.on_start()
+
+    def _ended(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            took = time.perf_counter() - self._began
+            self.count += 1
+            self.seconds += took
+            if self.on_end is not None:
+                self.on_end(took)

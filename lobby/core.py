@@ -22,6 +22,7 @@ from lobby.errors import (
 from lobby.learning import TrainingJob
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
+from lobby.pool import EngineStatus
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
 
 __all__ = [
@@ -86,6 +87,13 @@ class Lobby(Coach):
             )
         except (ValueError, TrainingRefused) as exc:
             raise BadRequest(str(exc)) from None
+
+    # ------------------------------------------------------------------ the engine
+
+    def engine_status(self) -> EngineStatus:
+        """How far the engine's warm-up is: (ready, total) opponents, the ones left, about how
+        many seconds they take; `.note()` is the line for someone starting a game meanwhile."""
+        return self.pool.status()
 
     # ------------------------------------------------------------------ closing
 

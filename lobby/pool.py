@@ -13,6 +13,11 @@ Why this shape (docs/architecture.md, "The engine pool"):
   retries a job: the caller decides (the lobby falls back to a cheaper agent).
 - Workers die with the bot, kill -9 included (see `lobby.worker`), sit in their own process
   group and ignore SIGINT, so Ctrl-C in a terminal reaches the bot alone.
+- Workers are ready as soon as the engine is imported; numba compiles a kernel on its first
+  call (or loads it from its cache). They warm one agent at a time in the background
+  (`engine/warm.py`'s plan, an agent asked for first), and the cap of a job stops while numba
+  compiles in it. While an agent was never compiled, a plain Python worker (numba's JIT off)
+  answers its moves where that is the agent's own move (`engine.warm.plain_budget`).
 - Blocking pipe I/O and (un)pickling stay off the event loop: a reader thread per worker and a
   small sender pool hand results back with `call_soon_threadsafe`. Workers are started from the
   loop's thread, because Linux's parent-death signal follows the thread that started them.
@@ -41,10 +46,11 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import faults
+from engine import warm as warming
 from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, Budget, Decision, LearningAgent
 from engine.games.base import GameState
-from lobby.worker import recv, send
+from lobby.worker import recv, repeatable, send
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,7 @@ _ROOT = Path(__file__).resolve().parent.parent  # the source checkout: workers i
 _COMMAND = [sys.executable, "-m", "lobby.worker"]  # fork+exec of a fresh interpreter
 _START_ATTEMPTS = 3  # start failures in a row before `start()` gives up and queued jobs fail
 _MAX_BACKOFF = 30.0
+_WARM_ATTEMPTS = 2  # failed warm-ups of one agent before the pool stops trying it
 
 # Agents are built once per worker process and reused: building may load numba kernels or
 # learned memory.
@@ -92,6 +99,7 @@ def worker_agent(spec: AgentSpec, game: str) -> Agent:
     return agent
 
 
+@repeatable  # a compile ate its time budget: the worker decides again
 def choose_in_worker(
     state: GameState,
     spec: AgentSpec,
@@ -110,6 +118,42 @@ def choose_in_worker(
     return agent.choose(state, budget, random.Random(seed))
 
 
+def warm_in_worker(step: warming.WarmStep) -> None:
+    """Compile (or load) every kernel of a step's agent, with the instance jobs will use."""
+    warming.warm_step(step, worker_agent(step.spec, step.game))
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """How far the engine's warm-up is: agents compiled (or loaded) of those people can
+    choose, the ones left (as shown: `Othello expert`), about how many seconds they take, and
+    whether they compile (else numba only loads them from its cache, in seconds)."""
+
+    ready: int
+    total: int
+    left: tuple[str, ...]
+    seconds: float
+    compiling: bool
+
+    @property
+    def warm(self) -> bool:
+        return self.ready >= self.total
+
+    def progress(self) -> str:
+        """`8 of 20 opponents ready, about 25 s left`."""
+        left = max(1, round(self.seconds))
+        return f"{self.ready} of {self.total} opponents ready, about {left} s left"
+
+    def note(self) -> str:
+        """A line for someone starting a game while the engine compiles (empty otherwise)."""
+        if self.warm or not self.compiling:
+            return ""
+        return (
+            f"The game engine is still compiling after an install or update ({self.progress()}):"
+            " the bot's first moves may be slower."
+        )
+
+
 @dataclass(eq=False)
 class _Job:
     fn: Callable[..., Any]
@@ -119,6 +163,9 @@ class _Job:
     future: asyncio.Future[Any]
     fault: str | None = None
     urgent: bool = False  # a person waits for it: it jumps the queue of the others
+    plain: bool = False  # for the plain Python worker
+    step: str | None = None  # the warm-up step of the agent it runs (decisions)
+    warm: warming.WarmStep | None = None  # a warm-up step itself (not counted as a job)
     queued: float = field(default_factory=time.monotonic)
     started: float | None = None
 
@@ -146,6 +193,18 @@ class _Pickler(pickle.Pickler):
         return None
 
 
+def _quiet(future: asyncio.Future[Any]) -> None:
+    """Mark a future's exception as seen (asyncio logs unseen ones)."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _plan() -> tuple[list[warming.WarmStep], dict[str, float]]:
+    """The warm-up's plan and each step's cost (a thread: it reads the cache's notes)."""
+    plan = warming.warm_plan()
+    return plan, {step.key: step.cost() for step in plan}
+
+
 def _no_signals() -> None:
     """Keep Ctrl-C and SIGTERM off this helper thread. The kernel hands a process's signal to
     any thread that does not block it; one that lands here would not wake the event loop of
@@ -166,12 +225,12 @@ class _Worker:
     """One worker process and what the pool knows of it (touched on the loop's thread only,
     except the pipes, which belong to the reader and sender threads)."""
 
-    def __init__(self, warm: bool) -> None:
+    def __init__(self, mode: str) -> None:
         job_r, job_w = os.pipe()  # os.pipe is close-on-exec: no other worker inherits them
         reply_r, reply_w = os.pipe()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
-        argv = [*_COMMAND, str(job_r), str(reply_w), str(os.getpid()), "1" if warm else "0"]
+        argv = [*_COMMAND, str(job_r), str(reply_w), str(os.getpid()), mode]
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -192,7 +251,10 @@ class _Worker:
         self.to_child: IO[bytes] = os.fdopen(job_w, "wb")
         self.from_child: IO[bytes] = os.fdopen(reply_r, "rb")
         self.state = "starting"  # starting, idle, busy, killed, retiring
+        self.plain = mode == "plain"
         self.job: _Job | None = None
+        self.then: _Job | None = None  # the decision to send once its warm-up (`job`) is done
+        self.warmed: set[str] = set()  # the warm-up steps done in this process
         self.timer: asyncio.TimerHandle | None = None
         self.born = time.monotonic()
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -213,7 +275,8 @@ class EnginePool:
     `workers=0` runs jobs in a thread of this process instead (for tests of the code above the
     pool): one at a time, with the same caps, but a thread cannot be killed, so a job past its
     cap raises `JobTimeout` and goes on running in the background. The bot always uses
-    processes. `warm=False` skips the warm-up (tests); `ceiling` bounds every job's cap;
+    processes. `warm=False` skips the warm-up and the plain worker (tests); `ceiling` bounds
+    every job's cap;
     `untimed` is the cap of a decision whose budget has no time (such agents answer in
     milliseconds: a depth-limited search, a lookup), so a hung one is replaced quickly.
     """
@@ -235,13 +298,15 @@ class EnginePool:
         self.ceiling = ceiling
         self.untimed = untimed
         self.warm = warm
-        self.start_timeout = start_timeout  # a warm-up may compile numba kernels from cold
+        self.start_timeout = start_timeout  # also the cap of a warm-up step and of a compile
         # counters, for logs and tests
         self.jobs_run = 0
         self.timeouts = 0
         self.crashes = 0
-        self.workers_started = 0
+        self.workers_started = 0  # (the plain worker is not counted, nor in `pids`)
         self.start_failures = 0  # in a row; reset by a worker that starts
+        self.compiles = 0  # chains of kernels numba compiled inside jobs
+        self.compile_seconds = 0.0
         self._seed = random.Random()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: deque[_Job] = deque()
@@ -253,6 +318,19 @@ class EnginePool:
         self._thread_lock = asyncio.Lock()
         self._closed = False
         self._closing: asyncio.Future[None] | None = None
+        # the warm-up: its steps in order, their costs on the reference machine, the steps
+        # some worker finished (key -> seconds it took) or failed, and when it began
+        self._plan: list[warming.WarmStep] = []
+        self._costs: dict[str, float] = {}
+        self._done: dict[str, float] = {}
+        self._failed: dict[str, int] = {}
+        self._began = time.monotonic()
+        self._slowness = 1.0  # seconds here per second on the reference machine (a guess)
+        self._measured = [0.0, 0.0]  # seconds here, and on the reference machine, of compiles
+        self._plain_queue: deque[_Job] = deque()
+        self._ready: dict[str, asyncio.Future[None]] = {}  # `_step_ready`
+        self._planned = False
+        self._everything: asyncio.Future[None] | None = None
         #: The newest jobs' queue waits and run times (for reports; queue waits are where a
         #: person's wait would grow if the pool were too small).
         self.timings: deque[JobTiming] = deque(maxlen=MAX_TIMINGS)
@@ -260,12 +338,22 @@ class EnginePool:
     @property
     def pids(self) -> list[int]:
         """The worker processes alive now (starting, idle or busy)."""
-        return [w.pid for w in self._live]
+        return [w.pid for w in self._live if not w.plain]
 
     @property
     def idle(self) -> int:
         """How many workers wait for a job now."""
-        return sum(w.state == "idle" for w in self._live)
+        return sum(w.state == "idle" and not w.plain for w in self._live)
+
+    @property
+    def planned(self) -> bool:
+        """Whether `status()` knows the warm-up's plan (soon after `start()` began)."""
+        return self._planned
+
+    @property
+    def plain_pid(self) -> int | None:
+        """The plain Python worker's process, while there is one."""
+        return next((w.pid for w in self._live if w.plain), None)
 
     def cap_for(self, budget: Budget) -> float:
         """A decision's wall-clock cap: its time budget plus a margin (`untimed` without one),
@@ -276,28 +364,65 @@ class EnginePool:
         return min(1.5 * t + 1.0, self.ceiling)
 
     async def start(self) -> None:
-        """Start every worker and wait until each has warmed its kernels."""
+        """Start every worker and wait until each has imported the engine (a second or so:
+        the warm-up goes on in the background, `everything()`). Without workers, the whole
+        warm-up runs in a thread first."""
         self._loop = asyncio.get_running_loop()
+        self._began = time.monotonic()
+        self._everything = self._loop.create_future()
         if self.workers == 0:
             self._thread = ThreadPoolExecutor(
                 max_workers=4, thread_name_prefix="engine", initializer=_no_signals
             )
             if self.warm:
-                from engine.warm import warm_up
-
-                await self._loop.run_in_executor(self._thread, warm_up)
+                await self._loop.run_in_executor(self._thread, warming.warm_up)
+            self._planned = True
+            self._everything.set_result(None)
             return
         self._sender = ThreadPoolExecutor(
             self.workers, thread_name_prefix="engine-send", initializer=_no_signals
         )
+        cold = False
+        if self.warm:  # the plan's notes are files (and digests of the engine's source)
+            self._plan, self._costs = await self._loop.run_in_executor(self._sender, _plan)
+            self._planned = True
+            cold = any(cost > warming.LOAD_COST for cost in self._costs.values())
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+            self._slowness = max(1.0, os.getloadavg()[0] / max(1, cpus))
+        else:
+            self._planned = True
+            self._everything.set_result(None)
         for _ in range(self.workers):
             self._spawn()
-        while sum(w.state in ("idle", "busy") for w in self._live) < self.workers:
+        if cold:  # first moves while the agents compile
+            self._spawn("plain")
+        while sum(w.state in ("idle", "busy") and not w.plain for w in self._live) < self.workers:
             if self.start_failures >= _START_ATTEMPTS or self._closed:
                 await self.close()
                 raise RuntimeError("engine workers fail to start (see the log and stderr)")
             self._changed.clear()
             await self._changed.wait()
+
+    async def everything(self) -> None:
+        """Wait until every agent of the warm-up's plan is compiled (or loaded) in a worker."""
+        if self._everything is None:
+            raise RuntimeError("the engine pool is not started")
+        await asyncio.shield(self._everything)
+
+    def status(self) -> EngineStatus:
+        """How far the warm-up is, and about how long the rest takes here."""
+        left = [step for step in self._plan if step.key not in self._done]
+        seconds = sum(self._costs.get(step.key, warming.DEFAULT_COST) for step in left)
+        seconds *= self._slowness
+        now = time.monotonic()
+        for w in self._live:  # what the steps under way have done already
+            if w.job is not None and w.job.warm is not None and w.job.started is not None:
+                cost = self._costs.get(w.job.warm.key, warming.DEFAULT_COST) * self._slowness
+                seconds -= min(cost, now - w.job.started)
+        total = len(self._plan)
+        compiling = any(self._costs.get(s.key, 0.0) > warming.LOAD_COST for s in left)
+        labels = tuple(s.label for s in left)
+        return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
 
     async def choose(
         self,
@@ -311,12 +436,25 @@ class EnginePool:
     ) -> Decision:
         """One decision; `memory` is handed to a learning agent before it chooses. `urgent`:
         a person is waiting for it, so it goes before the queued jobs that are not (bot
-        matches, training)."""
+        matches, training).
+
+        An agent no worker compiled yet is warmed first (before the rest of the plan); until
+        then the plain Python worker, if there is one, answers for it where that is the
+        agent's own move (`engine.warm.plain_budget`, `plain_complete`)."""
         seed = self._seed.randrange(2**63) if seed is None else seed
-        args = (state, spec, budget, seed, memory)
         label = f"{choose_in_worker.__name__}[{spec.label()}]"
+        step = self._hurry(spec, state.game)
+        plain = warming.plain_budget(budget)
+        if plain is not None and step is not None and self._plain_helps(step):
+            args = (state, spec, plain, seed, memory)
+            decision = await self._plain(args, f"{label} (plain)", urgent, step)
+            if decision is not None and warming.plain_complete(decision, budget):
+                return decision
+        if step is not None and self._warming(step):
+            await self._step_ready(step)  # rather than compile the same kernels twice at once
+        args = (state, spec, budget, seed, memory)
         cap = self.cap_for(budget)
-        result: Decision = await self._submit(choose_in_worker, args, cap, label, urgent)
+        result: Decision = await self._submit(choose_in_worker, args, cap, label, urgent, step=step)
         return result
 
     async def run(
@@ -331,6 +469,39 @@ class EnginePool:
         result: T = await self._submit(fn, args, limit, label, urgent)
         return result
 
+    async def _plain(
+        self, args: tuple[Any, ...], label: str, urgent: bool, step: str
+    ) -> Decision | None:
+        """A decision of the plain Python worker, or None if it failed or the agent's step
+        was compiled first (the compiled agent is then quicker)."""
+        assert self._loop is not None
+        cap = min(warming.PLAIN_SECONDS + 1.0, self.ceiling)
+        job = asyncio.ensure_future(
+            self._submit(choose_in_worker, args, cap, label, urgent, plain=True)
+        )
+        ready = self._step_ready(step)
+        await asyncio.wait({job, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if not job.done():
+            job.cancel()  # a queued job is dropped; a running one ends unread
+            log.info("%s: the compiled agent is ready first", label)
+            return None
+        try:
+            decision: Decision = job.result()
+        except Exception as exc:  # the compiled agent answers instead
+            log.info("%s: no answer (%s)", label, exc)
+            return None
+        return decision
+
+    def _step_ready(self, key: str) -> asyncio.Future[None]:
+        """Done when some worker has warmed the step `key` (or the pool gave up on it)."""
+        assert self._loop is not None
+        ready = self._ready.get(key)
+        if ready is None:
+            ready = self._ready[key] = self._loop.create_future()
+            if key in self._done or self._failed.get(key, 0) >= _WARM_ATTEMPTS:
+                ready.set_result(None)
+        return ready
+
     async def _submit(
         self,
         fn: Callable[..., Any],
@@ -338,16 +509,21 @@ class EnginePool:
         cap: float,
         label: str,
         urgent: bool = False,
+        *,
+        plain: bool = False,
+        step: str | None = None,
     ) -> Any:
         if self._closed:
             raise PoolClosed("the engine pool is closed")
         if self._loop is None:
             raise RuntimeError("the engine pool is not started")
-        job = _Job(fn, args, cap, label, self._loop.create_future())
+        job = _Job(fn, args, cap, label, self._loop.create_future(), step=step)
         if self.workers == 0:
             return await self._run_in_thread(job)
-        job.urgent = urgent
-        if urgent:  # after the other urgent jobs, before the rest
+        job.urgent, job.plain = urgent, plain
+        if plain:
+            self._plain_queue.append(job)
+        elif urgent:  # after the other urgent jobs, before the rest
             at = sum(1 for queued in self._queue if queued.urgent)
             self._queue.insert(at, job)
         else:
@@ -386,12 +562,14 @@ class EnginePool:
 
     # --- the workers' lives (on the loop's thread) ---
 
-    def _spawn(self) -> None:
+    def _spawn(self, mode: str | None = None) -> None:
         if self._closed:
             return
         assert self._loop is not None
+        if mode is None:  # a worker without a warm-up does not import every agent first
+            mode = "jit" if self.warm else "bare"
         try:
-            w = _Worker(self.warm)
+            w = _Worker(mode)
         except OSError:
             log.exception("cannot start an engine worker")
             self._start_failed()
@@ -431,20 +609,145 @@ class EnginePool:
         With two workers or more, jobs nobody waits for (bot matches, training, analyses)
         take at most all workers but one: a person's move never waits behind them, only
         behind other people's moves."""
-        assert self._loop is not None and self._sender is not None
-        idle = [w for w in self._live if w.state == "idle"]
+        idle = [w for w in self._live if w.state == "idle" and not w.plain]
         while idle and self._queue:
             job = self._next_job()
             if job is None:
-                return  # only jobs for the spare worker remain: it stays for a person
+                break  # only jobs for the spare worker remain: it stays for a person
             if job.future.done():  # its caller gave up while it waited
                 continue
-            w = idle.pop()
-            job.started = time.monotonic()
+            # a worker that has warmed the job's agent, if one is idle
+            w = next((w for w in idle if job.step in w.warmed), idle[-1])
+            idle.remove(w)
+            if job.step is not None and job.step not in w.warmed and job.step in self._done:
+                w.then = job  # compiled by another worker: loaded here first, uncapped
+                self._send_job(w, self._warm_job(self._step(job.step)))
+            else:
+                self._send_job(w, job)
+        plain = next((w for w in self._live if w.plain and w.state == "idle"), None)
+        while plain is not None and self._plain_queue:
+            job = self._plain_queue.popleft()
+            if not job.future.done():
+                self._send_job(plain, job)
+                plain = None
+        if not self._queue:  # the warm-up: only while no job waits
+            for w in idle:
+                step = self._next_step(w) if self._background_slot() else None
+                if step is not None:
+                    self._send_job(w, self._warm_job(step))
+
+    def _send_job(self, w: _Worker, job: _Job) -> None:
+        """Start `job` on the idle worker `w`; its cap starts now."""
+        assert self._loop is not None and self._sender is not None
+        job.started = time.monotonic()
+        if job.warm is None:
             job.fault = faults.fire("job")  # counted here: deterministic across restarts
-            w.state, w.job = "busy", job
-            w.timer = self._loop.call_later(job.cap, self._on_deadline, w)
-            self._sender.submit(self._send, w, job)
+        w.state, w.job = "busy", job
+        w.timer = self._loop.call_later(job.cap, self._on_deadline, w)
+        self._sender.submit(self._send, w, job)
+
+    def _background_slot(self) -> bool:
+        """Whether a job nobody waits for may start: with two workers or more, one stays
+        for people."""
+        background = sum(1 for w in self._live if w.state == "busy" and not _urgent(w))
+        return self.workers < 2 or background < self.workers - 1
+
+    # --- the warm-up (on the loop's thread) ---
+
+    def _warm_job(self, step: warming.WarmStep) -> _Job:
+        assert self._loop is not None
+        label = f"warm[{step.key}]"
+        job = _Job(warm_in_worker, (step,), self.start_timeout, label, self._loop.create_future())
+        job.future.add_done_callback(_quiet)  # nobody awaits a warm-up
+        job.warm, job.step = step, step.key
+        return job
+
+    def _step(self, key: str) -> warming.WarmStep:
+        return next(step for step in self._plan if step.key == key)
+
+    def _next_step(self, w: _Worker) -> warming.WarmStep | None:
+        """The first step of the plan this worker has not done; one that another worker is
+        compiling for the first time waits for it (it would compile the same kernels)."""
+        if w.plain:
+            return None
+        under_way = {v.job.step for v in self._live if v.job is not None}
+        for step in self._plan:
+            if step.key in w.warmed or self._failed.get(step.key, 0) >= _WARM_ATTEMPTS:
+                continue
+            if step.key in under_way and step.key not in self._done:
+                continue
+            return step
+        return None
+
+    def _hurry(self, spec: AgentSpec, game: str) -> str | None:
+        """Move the step of an agent asked for before the steps not done yet (adding it to
+        the plan if it is not in it); its key (None without a warm-up)."""
+        if not self.warm or self.workers == 0 or not self._planned:
+            return None
+        i = next((i for i, s in enumerate(self._plan) if s.spec == spec and s.game == game), -1)
+        if i < 0:
+            step = warming.WarmStep(game, (spec.label(),), spec)
+            self._costs[step.key] = warming.DEFAULT_COST
+        else:
+            step = self._plan.pop(i)
+        if step.key in self._done:
+            self._plan.insert(i, step)
+            return step.key
+        first = next((j for j, s in enumerate(self._plan) if s.key not in self._done), 0)
+        self._plan.insert(first, step)
+        if self._everything is not None and self._everything.done():
+            self._everything = asyncio.get_running_loop().create_future()
+        return step.key
+
+    def _warming(self, key: str) -> bool:
+        """Whether a worker is compiling the step `key` for the first time now."""
+        if key in self._done:
+            return False
+        return any(w.job is not None and w.job.warm is not None and w.job.step == key
+                   for w in self._live)  # fmt: skip
+
+    def _plain_helps(self, step: str | None) -> bool:
+        """Whether the plain worker should answer for the agent of `step`: no worker has
+        compiled it yet, and the plain worker is there."""
+        if step is None or step in self._done:
+            return False
+        return any(w.plain and w.state in ("starting", "idle", "busy") for w in self._live)
+
+    def _warmed(self, w: _Worker, job: _Job, failed: bool) -> None:
+        """A warm-up step ended in `w` (or failed, and killed it)."""
+        step = job.warm
+        assert step is not None
+        if failed:
+            self._failed[step.key] = self._failed.get(step.key, 0) + 1
+            if not self._closed:
+                log.warning("engine warm-up of %s failed in worker %d", step.label, w.pid)
+        else:
+            w.warmed.add(step.key)
+            took = time.monotonic() - (job.started or time.monotonic())
+            if step.key not in self._done:
+                self._done[step.key] = took
+                cost = self._costs.get(step.key, warming.DEFAULT_COST)
+                if cost >= 1.0:  # a compile long enough to tell how fast this machine is
+                    self._measured[0] += took
+                    self._measured[1] += cost
+                    self._slowness = max(0.2, self._measured[0] / self._measured[1])
+                log.info("engine: %s ready in %.1f s", step.label, took)
+        ready = self._ready.get(step.key)
+        given_up = self._failed.get(step.key, 0) >= _WARM_ATTEMPTS
+        if ready is not None and not ready.done() and (step.key in self._done or given_up):
+            ready.set_result(None)
+        if self._everything is None or self._everything.done():
+            return
+        if all(s.key in self._done or self._failed.get(s.key, 0) >= _WARM_ATTEMPTS
+               for s in self._plan):  # fmt: skip
+            self._everything.set_result(None)
+            log.info("engine: every agent ready in %.1f s", time.monotonic() - self._began)
+            for v in self._live:  # no more first moves to answer in plain Python
+                if v.plain and v.state == "idle":
+                    self._retire(v)
+                elif v.plain:
+                    v.state = "killed"
+                    v.kill()
 
     def _timed(self, job: _Job) -> None:
         now = time.monotonic()
@@ -469,10 +772,14 @@ class EnginePool:
             )
         elif w.state == "busy" and w.job is not None:
             job, w.job = w.job, None
-            self.timeouts += 1
             log.warning(
                 "engine job %s passed its %.1f s cap: killing worker %d", job.label, job.cap, w.pid
             )
+            if job.warm is not None:
+                self._warmed(w, job, failed=True)
+                self._requeue(w)
+            else:
+                self.timeouts += 1
             _fail(job, JobTimeout(f"{job.label} ran past its {job.cap:.1f} s cap"))
         else:
             return
@@ -486,18 +793,36 @@ class EnginePool:
                 return
             w.stop_timer()
             w.state = "idle"
-            self.workers_started += 1
+            self.workers_started += 0 if w.plain else 1
             self.start_failures = 0
-            log.info("engine worker %d ready in %.2f s", w.pid, time.monotonic() - w.born)
+            log.info(
+                "engine worker %d%s ready in %.2f s",
+                w.pid,
+                " (plain Python)" if w.plain else "",
+                time.monotonic() - w.born,
+            )
             self._changed.set()
+        elif kind in ("compiling", "compiled"):
+            self._on_compile(w, kind, value)
+            return
         else:
             job = w.job
             if w.state != "busy" or job is None:  # a late reply from a worker being killed
                 return
             w.stop_timer()
             w.state, w.job = "idle", None
-            self.jobs_run += 1
-            self._timed(job)
+            if job.warm is not None:
+                self._warmed(w, job, failed=kind != "ok")
+                if kind != "ok":
+                    log.warning("engine warm-up %s: %s", job.label, value)
+                then, w.then = w.then, None
+                if then is not None and not self._closed and not then.future.done():
+                    self._send_job(w, then)  # the decision it was loaded for
+                    self._dispatch()
+                    return
+            else:
+                self.jobs_run += 1
+                self._timed(job)
             if not job.future.done():
                 if kind == "ok":
                     job.future.set_result(value)
@@ -507,6 +832,28 @@ class EnginePool:
             self._retire(w)
         else:
             self._dispatch()
+
+    def _on_compile(self, w: _Worker, kind: str, seconds: float | None) -> None:
+        """numba compiles in a job: its cap waits (up to `start_timeout`) and starts again
+        when the compile ends (a decision is made again then: `lobby.worker`)."""
+        job = w.job
+        if w.state != "busy" or job is None or job.warm is not None:
+            return
+        assert self._loop is not None
+        w.stop_timer()
+        if kind == "compiling":
+            w.timer = self._loop.call_later(self.start_timeout, self._on_deadline, w)
+            return
+        self.compiles += 1
+        self.compile_seconds += seconds or 0.0
+        log.info("engine job %s compiled kernels for %.1f s", job.label, seconds or 0.0)
+        w.timer = self._loop.call_later(job.cap, self._on_deadline, w)
+
+    def _requeue(self, w: _Worker) -> None:
+        """The decision waiting for `w`'s warm-up goes back to the front of the queue."""
+        then, w.then = w.then, None
+        if then is not None and not then.future.done():
+            self._queue.appendleft(then)
 
     def _on_unsent(self, w: _Worker, job: _Job, exc: Exception) -> None:
         """The job could not be pickled: nothing reached the worker, which is idle again."""
@@ -526,21 +873,37 @@ class EnginePool:
         w.exited.set_result(status)
         state, job, w.job = w.state, w.job, None
         if job is not None:
-            self.crashes += 1
-            log.warning(
-                "engine worker %d died (exit status %d) running %s", w.pid, status, job.label
-            )
+            if not (self._closed and job.warm is not None):
+                log.warning(
+                    "engine worker %d died (exit status %d) running %s", w.pid, status, job.label
+                )
+            if job.warm is not None:
+                self._warmed(w, job, failed=True)
+            else:
+                self.crashes += 1
             _fail(job, WorkerCrashed(f"the worker running {job.label} died (status {status})"))
-        elif state == "idle":
+        elif state == "idle" and not w.plain:
             log.warning("engine worker %d died while idle (exit status %d)", w.pid, status)
         self._changed.set()
         if self._closed:
             return
-        if state == "starting":
+        self._requeue(w)
+        if w.plain:  # needed only while some agent was never compiled
+            if self._everything is not None and not self._everything.done():
+                self._spawn("plain")
+            else:
+                self._fail_plain()
+        elif state == "starting":
             log.warning("engine worker %d exited (status %d) before it was ready", w.pid, status)
             self._start_failed()
         else:
             self._spawn()
+        self._dispatch()
+
+    def _fail_plain(self) -> None:
+        """No plain worker: its queued jobs fail (the compiled agents answer instead)."""
+        while self._plain_queue:
+            _fail(self._plain_queue.popleft(), WorkerCrashed("no plain Python worker"))
 
     def _retire(self, w: _Worker) -> None:
         """Ask an idle worker to exit: end of file on its job pipe."""
@@ -599,8 +962,18 @@ class EnginePool:
     async def _close(self, timeout: float) -> None:
         self._closed = True
         self._changed.set()
+        for w in self._live:
+            self._requeue(w)
         while self._queue:
             _fail(self._queue.popleft(), PoolClosed("the engine pool is closed"))
+        while self._plain_queue:
+            _fail(self._plain_queue.popleft(), PoolClosed("the engine pool is closed"))
+        for ready in self._ready.values():  # decisions waiting for a warm-up go on (and fail)
+            if not ready.done():
+                ready.set_result(None)
+        if self._everything is not None and not self._everything.done():
+            self._everything.add_done_callback(_quiet)
+            self._everything.set_exception(PoolClosed("the engine pool is closed"))
         for handle in self._respawns:
             handle.cancel()
         self._respawns.clear()
@@ -609,8 +982,8 @@ class EnginePool:
         for w in list(self._live):
             if w.state == "idle":
                 self._retire(w)
-            elif w.state == "starting":
-                w.kill()
+            elif w.state == "starting" or (w.job is not None and w.job.warm is not None):
+                w.kill()  # a warm-up has nobody waiting for it
         running = [w.exited for w in self._live]
         if running:
             await asyncio.wait(running, timeout=timeout)

@@ -1,11 +1,19 @@
-"""One engine worker process: `python -m lobby.worker <job_fd> <reply_fd> <parent_pid> <warm>`.
+"""One engine worker process: `python -m lobby.worker <job_fd> <reply_fd> <parent_pid> <mode>`.
 
 `lobby.pool.EnginePool` starts it with `subprocess` (fork+exec, never a bare fork of the bot)
 and speaks to it over two dedicated pipes, so anything the engine prints cannot corrupt the
 protocol. Each message is a frame: an 8-byte big-endian length, then a pickle.
 
   parent -> worker  (fault, cap, fn, args), one job at a time; end of file means "exit"
-  worker -> parent  ("ready", pid) once warmed, then one ("ok", value) or ("err", exc) per job
+  worker -> parent  ("ready", pid) once the engine is imported, then per job one ("ok", value)
+                    or ("err", exc), after ("compiling", None) and ("compiled", seconds) around
+                    each chain of kernels numba compiles during the job
+
+The mode is `jit` (numba compiles each kernel on its first call, or loads it from its cache;
+the parent stops a job's cap while it compiles) or `plain` (numba's JIT off: every kernel runs
+as plain Python, slower but with nothing to compile). A function marked `repeatable` (an agent's
+decision) is run again after a compile: the compile ate its time budget, so its answer would be
+weaker than the agent's own.
 
 The worker dies with its parent, kill -9 included, and ignores SIGINT: the parent alone decides
 when it stops.
@@ -22,9 +30,16 @@ import sys
 import threading
 import time
 import traceback
-from typing import IO, Any
+import warnings
+from collections.abc import Callable
+from typing import IO, Any, TypeVar
 
 _HEADER = struct.Struct(">Q")
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: The attribute `repeatable` sets.
+REPEATABLE = "repeat_after_compile"
+#: Runs of a repeatable job at most (each after a compile in the one before).
+_RUNS = 4
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 CRASH_STATUS = 70  # the exit status of a worker crashed on purpose (fault injection)
 
@@ -86,6 +101,18 @@ def _error(exc: BaseException) -> bytes:
     return pickle.dumps(("err", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
+def repeatable(fn: _F) -> _F:
+    """Mark a job function to be run again when numba compiled during it (see above)."""
+    setattr(fn, REPEATABLE, True)
+    return fn
+
+
+class _Compiles:
+    """How many chains of kernels this process compiled (None: numba's JIT is off)."""
+
+    count: Callable[[], int] | None = None
+
+
 def _run(job: bytes) -> bytes:
     """One job's reply frame."""
     try:
@@ -94,21 +121,45 @@ def _run(job: bytes) -> bytes:
             os._exit(CRASH_STATUS)
         if fault == "hang":
             time.sleep(10 * cap)
-        value: Any = fn(*args)
+        again = getattr(fn, REPEATABLE, False) and _Compiles.count is not None
+        for _ in range(_RUNS if again else 1):
+            before = _Compiles.count() if _Compiles.count is not None else 0
+            value: Any = fn(*args)
+            if _Compiles.count is None or _Compiles.count() == before:
+                break
         return pickle.dumps(("ok", value), pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # the function's own failure (or its result's): the worker lives
         return _error(exc)
 
 
+def _watch_compiles(replies: IO[bytes]) -> None:
+    """Tell the parent when numba starts and ends compiling (only this thread runs jobs, so
+    the frames never interleave with a reply)."""
+    from engine.warm import CompileWatch
+
+    def started() -> None:
+        send(replies, pickle.dumps(("compiling", None)))
+
+    def ended(seconds: float) -> None:
+        send(replies, pickle.dumps(("compiled", seconds)))
+
+    watch = CompileWatch(started, ended).install()
+    _Compiles.count = lambda: watch.count
+
+
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    job_fd, reply_fd, parent, warm = int(argv[0]), int(argv[1]), int(argv[2]), argv[3] == "1"
+    job_fd, reply_fd, parent, mode = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
+    if mode == "plain":  # before numba is imported: it reads the switch once
+        os.environ["NUMBA_DISABLE_JIT"] = "1"
+        # uint64 arithmetic wraps around on purpose (compiled, it wraps silently)
+        warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
     _die_with_parent(parent)
     with os.fdopen(job_fd, "rb") as jobs, os.fdopen(reply_fd, "wb") as replies:
-        if warm:
-            from engine.warm import warm_up
+        import engine.agents.registry  # noqa: F401 - every agent's module, before "ready"
 
-            warm_up()
+        if mode != "plain":
+            _watch_compiles(replies)
         try:
             send(replies, pickle.dumps(("ready", os.getpid())))
             while True:

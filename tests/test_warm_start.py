@@ -63,13 +63,13 @@ def test_the_first_request_after_a_start_does_not_freeze_the_loop() -> None:
     assert worst < scaled(0.1), stalled
 
 
-EVERY_OPPONENT = """
+EACH_STEP = """
 import random, sys
 import numba
-from engine.warm import warm_up
-from engine.agents import opponents, registry
+from engine import warm
+from engine.agents import registry
 from engine.agents.base import Budget
-from engine.games import GAMES, new_game
+from engine.games import new_game
 
 def compiled():
     out = {}
@@ -80,35 +80,41 @@ def compiled():
                     out[f"{name}.{key}"] = len(value.signatures)
     return out
 
-warm_up()
-before = compiled()
-rng = random.Random(5)
-for game in GAMES:
-    states, state = [], new_game(game)
+for i in map(int, sys.argv[1:]):
+    step = warm.warm_plan()[i]
+    agent = registry.build(step.spec, step.game)
+    warm.warm_step(step, agent)
+    before = compiled()
+    rng = random.Random(5)
+    states, state = [], new_game(step.game)
     while not state.is_over():  # the opening, the middle and the very end of one game
         states.append(state)
         state = state.play(rng.choice(state.legal_moves()))
-    picks = [states[0], states[len(states) // 2], *states[-12:]]
-    specs = [o.spec for o in opponents.opponents(game)]
-    specs.append(registry.resolve("minimax:eval=patterns", game)[0] if game == "othello"
-                 else registry.resolve("perfect", game)[0])
-    for spec in specs:
-        agent = registry.build(spec, game)
-        for s in picks:
-            agent.choose(s, Budget(time=0.2), rng)
-new = {k: (before.get(k, 0), v) for k, v in compiled().items() if before.get(k, 0) != v}
-print(new)
+    for s in [states[0], states[len(states) // 2], *states[-12::2]]:
+        agent.choose(s, Budget(time=0.2), rng)
+    new = {k: (before.get(k, 0), v) for k, v in compiled().items() if before.get(k, 0) != v}
+    print(step.key, new)
 """
 
 
-def test_no_opponent_compiles_a_kernel_after_the_warm_up() -> None:
-    """A kernel that a worker's warm-up does not reach is compiled inside a move's job; on a
-    first run that takes longer than the job's cap, so the worker is killed before numba can
-    cache it, and the level falls back to another agent on every move, forever (found with the
-    pattern expert: its read-only weights made the search a second compiled version)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", EVERY_OPPONENT], cwd=ROOT, capture_output=True, text=True,
-        timeout=scaled(600),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split("\n")[-2] == "{}", proc.stdout[-2000:]
+def test_no_opponent_compiles_a_kernel_after_its_warm_up() -> None:
+    """A worker warms one opponent at a time (`engine/warm.py`); a kernel its warm-up does not
+    reach is compiled inside a move's job later, which the job's cap waits for, but the move is
+    then thought again (found with the pattern expert: its read-only weights made the search a
+    second compiled version). Each opponent in a fresh process, as a worker warms an opponent
+    asked for first."""
+    from engine.warm import warm_plan
+
+    steps = [str(i) for i in range(len(warm_plan()))]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", EACH_STEP, *steps[half::2]], cwd=ROOT, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        for half in range(2)
+    ]  # fmt: skip
+    for proc in runs:
+        out, err = proc.communicate(timeout=scaled(900))
+        assert proc.returncode == 0, err[-3000:]
+        lines = out.strip().split("\n")
+        assert all(line.endswith(" {}") for line in lines), out[-2000:]

@@ -2,13 +2,17 @@
 constants, the xorshift step and the clock.
 
 Every kernel is compiled with the same options, `KERNEL_OPTIONS`: `cache=True` (numba keeps
-the machine code next to the source, so only a first run compiles) and `nogil=True` (a kernel
-run in a thread, as the lobby does for in-process moves and warm-ups, lets the event loop run
-meanwhile; the cost is one GIL release per call from Python, nothing between kernels). The one
-exception is `now`, which reads the clock in Python and so holds the GIL.
+the machine code in the user's cache folder, so it is compiled once per machine and version of
+the code: `engine/kernelcache.py`, which importing this module sets up) and `nogil=True` (a
+kernel run in a thread, as the lobby does for in-process moves and warm-ups, lets the event
+loop run meanwhile; the cost is one GIL release per call from Python, nothing between
+kernels). The one exception is `now`, which reads the clock in Python and so holds the GIL.
+Each kernel compiles on its first call, none at import, so a process compiles only what it
+runs.
 
-numba's cache does not notice when a kernel's callee in another file changes, so importing this
-module first drops every cached kernel if any engine source changed (`engine/kernelcache.py`).
+With numba's JIT off (NUMBA_DISABLE_JIT=1) every kernel is its plain Python function, the
+hardware bit counts included: the engine pool answers first moves that way while a cold
+worker compiles (`lobby/pool.py`).
 
 Bitboards are np.uint64 everywhere: a Python int or an int64 would be typed signed by numba
 and mix badly with these constants (or silently promote to float64).
@@ -23,11 +27,15 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from llvmlite import ir
 from numba import njit, objmode, types
+from numba.core import config
+from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
-from engine.kernelcache import drop_stale_kernels
+from engine import kernelcache
 
-drop_stale_kernels()  # before any kernel of this process runs (engine/kernelcache.py)
+_JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
+
+kernelcache.install()  # before any kernel is made: where their machine code is kept
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -53,8 +61,29 @@ def inline_kernel(fn: _F) -> _F:
     return cast(_F, njit(inline="always", **KERNEL_OPTIONS)(fn))
 
 
+class _OneSignature(CPUDispatcher):
+    """A dispatcher that compiles (or loads) exactly one signature, on its first use: called
+    from Python, or met while another kernel is compiled."""
+
+    signature: Any = None
+
+    def _only(self) -> None:
+        if self._can_compile:  # type: ignore[attr-defined]
+            self.compile(self.signature)
+            self.disable_compile()
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        self._only()
+        return super().get_call_template(args, kws)
+
+    def _compile_for_args(self, *args: Any, **kws: Any) -> Any:
+        self._only()
+        return self  # numba calls it again: the one compiled version now (or a TypeError)
+
+
 def typed_kernel(signature: Any) -> Callable[[_F], _F]:
-    """A kernel compiled at once for exactly one signature.
+    """A kernel compiled for exactly one signature, on its first use (never at import: a
+    process compiles only the kernels it runs).
 
     Recursive kernels that other kernels call need this: numba's cache mislinks a recursive
     function compiled again as another kernel's dependency (numba issues #6061, #6713), so
@@ -62,7 +91,14 @@ def typed_kernel(signature: Any) -> Callable[[_F], _F]:
     """
 
     def wrap(fn: _F) -> _F:
-        return cast(_F, njit(signature, **KERNEL_OPTIONS)(fn))
+        if _JIT_OFF:
+            return fn
+        options = {k: v for k, v in KERNEL_OPTIONS.items() if k != "cache"}
+        disp = _OneSignature(py_func=fn, locals={}, targetoptions={"nopython": True, **options})
+        disp.signature = signature
+        if KERNEL_OPTIONS["cache"]:
+            disp.enable_caching()
+        return cast(_F, disp)
 
     return wrap
 
@@ -135,6 +171,17 @@ def _ctlz64_impl(typingctx: Any, x: Any) -> Any:
 _ctpop64: Any = intrinsic(_ctpop64_impl)
 _cttz64: Any = intrinsic(_cttz64_impl)
 _ctlz64: Any = intrinsic(_ctlz64_impl)
+if _JIT_OFF:  # the same counts in plain Python (an intrinsic runs only compiled)
+
+    def _ctpop64(x: Any) -> np.int64:
+        return np.int64(int(x).bit_count())
+
+    def _cttz64(x: Any) -> np.int64:
+        v = int(x)
+        return np.int64((v & -v).bit_length() - 1 if v else 64)
+
+    def _ctlz64(x: Any) -> np.int64:
+        return np.int64(64 - int(x).bit_length())
 
 
 @inline_kernel
