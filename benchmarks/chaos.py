@@ -364,6 +364,9 @@ class Driver:
         elif roll < 0.11 and board.resign is not None:
             await self._click(message, board.resign, who)
             return
+        elif roll < 0.115:  # the bot loses access to a channel: its next board edit is refused
+            self.faults["edit:403"] += 1
+            await self.request({"op": "fail", "kind": "edit", "status": 403, "code": 50001})
         cid, values = rng.choice(board.inputs)
         value = [rng.choice(values)] if values else None
         if roll > 0.97:  # a double click
@@ -675,11 +678,11 @@ class Driver:
         """Every match's message shows the match as stored: its last ply, ended or not."""
         limit = time.monotonic() + self.args.settle
         while True:
-            rows = self.read("SELECT id, status, ply, message_id FROM matches")
+            rows = self.read("SELECT id, status, ply, message_id, termination FROM matches")
             problems = []
-            for mid, status, ply, message_id in rows:
-                if message_id in self.deleted:
-                    continue  # its message was deleted on purpose (the match must have stopped)
+            for mid, status, ply, message_id, termination in rows:
+                if message_id in self.deleted or termination == "unreachable":
+                    continue  # its message was deleted, or refused the bot: it cannot show it
                 board = parse_board(self.messages.get(message_id) or {})
                 if board is None or board.ply != ply or board.live != (status == "live"):
                     shown = None if board is None else (board.ply, board.live)

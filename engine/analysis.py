@@ -402,7 +402,7 @@ def _othello(states: list[GameState], moves: list[str], deadline: float) -> list
             continue
         stop = time.perf_counter() + share
         root = minimax_search(search, board, Budget(time=share / 2, depth=SEARCH_DEPTH), 0)
-        if root.depth < 1:
+        if root.depth < 2:  # the move played needs a search of its own at least 1 deep
             continue
         after = boards[i + 1]
         if after.is_over():

@@ -219,3 +219,31 @@ def test_no_turning_point_is_claimed_across_an_unproven_change() -> None:
     reviews[-1] = review(5, "best", "loss", "loss")  # the end agrees: the blunder decided
     ply, text = _turning_point("connect4", reviews)
     assert ply == 1 and text == "move 2 (column 4) threw away the win; column 3 kept it"
+
+
+def test_an_othello_search_that_only_reaches_depth_one_leaves_the_move_unjudged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a busy host the search before the solver's zone may finish only 1 ply deep: the move
+    played then has no search of its own (never one 0 deep), and stays unsure."""
+    import random
+
+    import engine.analysis as analysis
+    from engine.agents.base import Budget
+    from engine.games import new_game
+
+    real = analysis.minimax_search
+
+    def shallow(search: object, board: object, budget: Budget, empties: int) -> object:
+        if budget.depth is not None and budget.depth > 1:
+            budget = Budget(time=budget.time, depth=1)
+        return real(search, board, budget, empties)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analysis, "minimax_search", shallow)
+    rng, state, moves = random.Random(4), new_game("othello"), []
+    for _ in range(20):
+        move = rng.choice(state.legal_moves())
+        moves.append(state.move_to_str(move))
+        state = state.play(move)
+    a = analyse("othello", moves, budget=2)
+    assert len(a.moves) == 20

@@ -37,6 +37,7 @@ from engine.games import c4kernels as kern
 from engine.games.c4windows import bit
 from engine.games.connect4 import Connect4State
 from engine.play import play_game, random_opening
+from tests.machine import scaled
 from tests.reference import c4eval_reference as ref
 
 EVALS = c4eval.EVALS
@@ -364,7 +365,7 @@ def test_time_budget_is_respected(agent: Agent, budgets: tuple[float, ...], move
         decision = agent.choose(state, Budget(time=limit), rng)
         worst = max(worst, time.perf_counter() - t0 - limit)
         state = state.play(decision.move)
-    assert worst <= 0.05
+    assert worst <= scaled(0.2)  # a runaway search, not the machine's load
 
 
 @pytest.mark.parametrize(("rows", "cols", "k"), [(5, 6, 4), (7, 8, 5)])

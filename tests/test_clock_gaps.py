@@ -45,9 +45,16 @@ class Monotonic:
 
     def __init__(self) -> None:
         self.now = 1000.0
+        self.reads = 0  # how often the clock looked (once before each part of a pass)
 
     def __call__(self) -> float:
+        self.reads += 1
         return self.now
+
+    async def looked(self, since: int) -> None:
+        """Wait until the clock looked again after `since` reads (however busy the host)."""
+        while self.reads <= since:
+            await asyncio.sleep(0.001)
 
 
 async def until(check: Callable[[], Awaitable[bool]]) -> None:
@@ -109,9 +116,10 @@ async def test_time_that_passes_as_usual_still_ends_a_turn(lobby: Lobby, clock: 
     clock_task = await running_clock(lobby, ticks)
     try:
         for _ in range(int(TURN / 5) + 1):  # five seconds a pass, on both clocks
+            seen = ticks.reads
             clock.now += 5
             ticks.now += 5
-            await asyncio.sleep(0.005)
+            await asyncio.wait_for(ticks.looked(seen), 30)  # one step a look, never two
 
         async def ended() -> bool:
             m = await lobby.store.get_match(snap.id)

@@ -375,15 +375,22 @@ def span(seconds: float) -> tuple[float, float]:
 async def test_background_jobs_leave_a_worker_for_people() -> None:
     """Bot matches, training and analyses take at most all workers but one: a person's move
     never waits behind them."""
-    pool = EnginePool(workers=2, warm=False, ceiling=10.0)
+    pool = EnginePool(workers=2, warm=False, ceiling=30.0)
     await pool.start()
     try:
-        background = [asyncio.ensure_future(pool.run(span, 0.6)) for _ in range(2)]
-        await asyncio.sleep(0.1)
-        urgent_at = await pool._submit(stamp, ("person",), 5.0, "p", urgent=True)
+        await both_idle(pool)
+        background = [asyncio.ensure_future(pool.run(span, 5.0)) for _ in range(2)]
+        await until(lambda: pool.idle == 1 and len(pool._queue) == 1, within=5.0)
+        busy = [w.job for w in pool._live if w.state == "busy"]
+        assert len(busy) == 1 and not busy[0].urgent  # the second one waits: a worker is kept
+        person = asyncio.ensure_future(pool._submit(span, (1.0,), 5.0, "p", urgent=True))
+        await until(lambda: pool.idle == 0, within=5.0)
+        busy = [w.job for w in pool._live if w.state == "busy"]
+        assert sorted(j.urgent for j in busy) == [False, True]  # at once, on the kept worker
+        assert [j.urgent for j in pool._queue] == [False]  # the background job still waits
+        await person
         (_, a_end), (b_start, _) = sorted([await t for t in background])
-        assert urgent_at[1] < a_end  # it did not wait for a background job to end
-        assert b_start >= a_end  # the second background job waited for the first
+        assert b_start >= a_end  # the second background job ran after the first
         waits = [t for t in pool.timings if t.label == "p"]
         assert len(waits) == 1 and waits[0].urgent
     finally:

@@ -26,6 +26,7 @@ from engine.agents.othello.weightgrid import encode_grid
 from engine.games import new_game
 from engine.games.base import GameState
 from engine.games.connect4 import Connect4State
+from tests.machine import scaled
 
 LIMITS = Limits()
 
@@ -331,7 +332,7 @@ def test_mcts_with_a_tiny_time_budget_returns_in_time(game: str) -> None:
         for limit in (0.005, 0.02):
             t0 = time.perf_counter()
             decision = agent.choose(state, Budget(time=limit), random.Random(1))
-            assert time.perf_counter() - t0 < limit + 0.05
+            assert time.perf_counter() - t0 < limit + scaled(0.2)  # not the machine's load
             assert decision.move in state.legal_moves()
 
 
