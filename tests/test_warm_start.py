@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.machine import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +99,7 @@ for i in map(int, sys.argv[1:]):
 """
 
 
+@pytest.mark.slow
 def test_no_opponent_compiles_a_kernel_after_its_warm_up() -> None:
     """A worker warms one opponent at a time (`engine/warm.py`); a kernel its warm-up does not
     reach is compiled inside a move's job later, which the job's cap waits for, but the move is
