@@ -153,6 +153,7 @@ class Driver:
     outages: list[tuple[float, float]] = field(default_factory=list)
     away: bool = False  # an outage now: people cannot click
     _away_from: float = 0.0
+    gone: set[int] = field(default_factory=set)  # matches whose board the bot gave up
     kills: int = 0
     actions: int = 0
     refusals: int = 0
@@ -247,6 +248,8 @@ class Driver:
                 self.faults[f"{ev['point']}:{ev['kind']}"] += 1
             elif kind == "ready":
                 self._ready.set()
+            elif kind == "gone":
+                self.gone.add(int(ev["match"]))
             elif kind == "error":
                 self.violations[ev["kind"]] += 1
                 self.details.append(f"{ev['kind']}: {ev['text']}")
@@ -681,7 +684,7 @@ class Driver:
             rows = self.read("SELECT id, status, ply, message_id, termination FROM matches")
             problems = []
             for mid, status, ply, message_id, termination in rows:
-                if message_id in self.deleted or termination == "unreachable":
+                if message_id in self.deleted or termination == "unreachable" or mid in self.gone:
                     continue  # its message was deleted, or refused the bot: it cannot show it
                 board = parse_board(self.messages.get(message_id) or {})
                 if board is None or board.ply != ply or board.live != (status == "live"):

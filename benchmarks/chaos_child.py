@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import random
+import re
 import signal
 import sys
 from pathlib import Path
@@ -160,6 +161,18 @@ class Child:
         emit(out)
 
 
+class _GoneBoards(logging.Handler):
+    """Boards the editor gave up for good (refused, deleted): the driver leaves them out of
+    the checks of what boards show (nothing can show those matches any more)."""
+
+    GONE = re.compile(r"the board of match (\d+) is gone")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = self.GONE.search(record.getMessage())
+        if found:
+            emit({"ev": "gone", "match": int(found.group(1))})
+
+
 class _ErrorLogs(logging.Handler):
     """Every ERROR the bot logs is reported (a correct bot logs none in a chaos run)."""
 
@@ -291,6 +304,7 @@ def main() -> int:
     )
     logging.getLogger("lobby.pool").setLevel(logging.INFO)  # worker starts, for the timeline
     logging.getLogger().addHandler(_ErrorLogs())
+    logging.getLogger("cogs.editor").addHandler(_GoneBoards(logging.WARNING))
     return asyncio.run(run(args))
 
 

@@ -17,6 +17,7 @@ from engine.agents.connect4 import solver
 from engine.analysis import VERDICTS, Analysis, analyse, split_moves, summary, table
 from engine.games.connect4 import Connect4State
 from engine.hints import from_score
+from tests.machine import scaled
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -119,7 +120,7 @@ def test_unsure_when_the_budget_is_too_small() -> None:
     # The book knows the first positions' outcomes; later ones are not proven in 10 ms.
     assert all(r.verdict in VERDICTS for r in a.moves)
     assert all(not r.exact for r in a.moves if r.verdict == "unsure")
-    assert a.seconds < 1.0
+    assert a.seconds < scaled(1.0)
 
 
 def test_connect4_variants_without_a_solver_are_unsure() -> None:
@@ -176,7 +177,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=120,
+        timeout=scaled(120),
     )
 
 

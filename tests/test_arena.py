@@ -13,6 +13,7 @@ from engine import arena
 from engine.arena import ArenaConfig, GameResult, GameTask
 from engine.cli import main
 from engine.games import new_game
+from tests.machine import scaled
 
 AGENTS = "random,onestep,minimax:depth=2"
 
@@ -22,7 +23,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "engine", "arena", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import bot
+from tests.machine import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = re.compile(r"^[-_\w]{1,32}$")
@@ -22,7 +23,7 @@ def test_print_commands_lists_every_command_valid_for_discord() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env={"PATH": "/usr/bin:/bin", "DISCORD_TOKEN": ""},
     )
     assert proc.returncode == 0, proc.stderr

@@ -18,6 +18,7 @@ from lobby.core import Lobby, LobbyConfig, Person
 from lobby.models import RatingPoint
 from lobby.pool import EnginePool
 from tests.boardbot import ALICE, callbacks
+from tests.machine import scaled
 from tests.test_console import run
 
 ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
@@ -39,7 +40,7 @@ def test_a_chart_is_a_small_png_drawn_fast() -> None:
     points += [RatingPoint("othello", 200 + g, 22.0, 7.0, g, 0.0) for g in range(1, 3)]
     t0 = time.perf_counter()
     png = rating_chart("Ann", points)
-    assert time.perf_counter() - t0 < 0.5 and len(png) < 100_000
+    assert time.perf_counter() - t0 < scaled(0.5) and len(png) < 100_000
     image = Image.open(io.BytesIO(png))
     assert image.format == "PNG" and image.size == (560, 300)
     for few in ([], points[:1]):  # nothing yet, or a single game: still a picture

@@ -13,6 +13,7 @@ import pytest
 
 from engine.games.connect4 import Connect4State
 from engine.games.othello import OthelloState
+from tests.machine import scaled
 
 
 def run(*args: str, stdin: str | bytes = "", timeout: float = 120) -> subprocess.CompletedProcess:
@@ -77,7 +78,7 @@ def test_serve_answers_1000_random_positions_with_legal_moves(game):
     assert len(replies) == 1000
     for state, reply in zip(states, replies, strict=True):
         assert state.parse_move(reply) in state.legal_moves(), (state.to_notation(), reply)
-    assert elapsed < 10  # "a few seconds", including interpreter start and numba cache load
+    assert elapsed < scaled(10)  # "a few seconds", including interpreter start and numba cache load
 
 
 MALFORMED = {
@@ -131,7 +132,7 @@ def test_perft_othello_depth_9_under_10_seconds():
     assert proc.returncode == 0, proc.stderr
     expected = [4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288]
     assert proc.stdout.decode().split("\n")[:9] == [f"{d} {n}" for d, n in enumerate(expected, 1)]
-    assert elapsed < 10
+    assert elapsed < scaled(10)
 
 
 def test_perft_connect4_prints_a_line_per_depth():
@@ -278,7 +279,9 @@ def test_c4_book_check_says_it_needs_bitbully() -> None:
         "import runpy, sys; sys.modules['bitbully'] = None; "
         f"runpy.run_path({str(script)!r}, run_name='__main__')"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=scaled(120)
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "needs bitbully" in proc.stderr
     assert "Traceback" not in proc.stderr

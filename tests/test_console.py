@@ -19,6 +19,7 @@ from console import UsageError, parse_command, run_console
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
+from tests.machine import scaled
 from tests.vt import Pty
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +165,7 @@ async def test_a_botmatch_plays_to_its_end(lobby: Lobby) -> None:
 async def test_quit_stops_a_running_botmatch(lobby: Lobby) -> None:
     t0 = time.perf_counter()
     text = await run(lobby, "/botmatch game:connect4 first:random second:random delay:5\n/quit\n")
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < scaled(5)
     assert "Match ended (stopped), no result." in text
     match = await lobby.store.get_match(1)
     assert match is not None and match.status == "abandoned"
@@ -239,7 +240,7 @@ async def test_the_console_reads_without_blocking_the_event_loop(lobby: Lobby) -
         task = asyncio.ensure_future(run_console(lobby, stdin, out, user="you"))
         writer.write("/botmatch game:connect4 first:onestep second:random delay:0\n")
         writer.flush()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while not RESULT.search(out.getvalue()):
             assert time.monotonic() < deadline, out.getvalue()
             await asyncio.sleep(0.02)
@@ -288,7 +289,7 @@ def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
         encoding="utf-8",
         env=env,
         cwd=tmp_path,
-        timeout=90,
+        timeout=scaled(90),
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr

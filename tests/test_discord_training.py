@@ -20,6 +20,7 @@ from lobby.overview import AgentOverview
 from lobby.pool import EnginePool
 from tests.counting import KIND
 from tests.harness import DEFAULT_GUILD_ID, Call, Harness, assert_within_limits, user
+from tests.machine import scaled
 
 ADMIN_ROLE = 777
 ALICE = user(201, "alice")
@@ -52,7 +53,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[BoardBot, Harness]]:
     bot = BoardBot(lobby, run_clock=False, home_guild=DEFAULT_GUILD_ID, admin_role=ADMIN_ROLE)
     bot.editor.play_interval = 0.0
     bot.editor.spectate_interval = 0.0
-    h = await Harness.create(bot, timeout=30.0)
+    h = await Harness.create(bot, timeout=scaled(30.0))
     try:
         # the extension is loaded as its own module object: no isinstance check here
         cog: Any = bot.get_cog("Training")

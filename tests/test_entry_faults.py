@@ -16,6 +16,7 @@ import pexpect
 
 from db.instance import InstanceLock, PgInstanceLock
 from engine.games.connect4 import Connect4State
+from tests.machine import scaled
 from tests.pg import PgServer
 from tests.procs import children_of
 
@@ -41,7 +42,7 @@ def run_bot(db: Path, script: str, cwd: Path, **extra: str) -> subprocess.Comple
         input=script,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env=env_for(db, **extra),
         cwd=cwd,
     )
@@ -92,13 +93,13 @@ def test_sigterm_shuts_down_in_order_and_leaves_the_match_live(tmp_path: Path) -
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("/botmatch game:othello first:easy second:easy delay:2\n")
     proc.stdin.flush()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while time.monotonic() < deadline and "Move 2" not in proc.stdout.readline():
         pass
     workers = children_of(proc.pid)
     assert workers, "the engine worker runs"
     proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=30)
+    _out, err = proc.communicate(timeout=scaled(30))
     assert proc.returncode == 0 and "Traceback" not in err, err
     assert not [w for w in workers if Path(f"/proc/{w}").exists()]
     con = sqlite3.connect(db)
@@ -143,7 +144,7 @@ def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Pat
     )
     assert proc.stdout is not None
     seen = ""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         seen += line
@@ -152,10 +153,10 @@ def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Pat
     if "cannot reach Discord" in seen:  # no network here: it says so and tries again later
         assert "trying again in" in seen
         proc.send_signal(signal.SIGTERM)
-        rest, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=scaled(30))
         assert proc.returncode == 0
     else:  # a network that reaches Discord: the token is refused, in one line
-        rest, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=scaled(30))
         assert proc.returncode == 1 and "refused the token" in seen + rest
     assert "Traceback" not in seen + rest and "voice will NOT" not in seen + rest
 
@@ -196,7 +197,7 @@ def test_settings_and_database_are_found_next_to_bot_py_from_anywhere(tmp_path: 
         input="/quit\n",
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env=env,
         cwd=elsewhere,
     )
@@ -209,7 +210,7 @@ def test_settings_and_database_are_found_next_to_bot_py_from_anywhere(tmp_path: 
         input="/quit\n",
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env=env,
         cwd=elsewhere,
     )
@@ -225,7 +226,7 @@ def test_in_a_terminal_the_console_shows_its_settings_and_database(tmp_path: Pat
         cwd=str(tmp_path),
         env=env_for(db),
         encoding="utf-8",
-        timeout=60,
+        timeout=scaled(60),
     )
     term.expect("Board-game bot, local console")
     term.expect(r"settings: (read|no) \S*\.env")

@@ -18,6 +18,7 @@ import pytest
 from db import Finish, MemoryWrite, NewMove, Rating, Store
 from db.copy import TABLES, _canonical, _Sum
 from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations
+from tests.machine import scaled
 from tests.pg import PgServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ def migrate(source: str, target: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, str(ROOT / "bot.py"), "migrate", "--from", source, "--to", target],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env={**os.environ, "BOARDBOT_FAULT": ""},
     )
 

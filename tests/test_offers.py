@@ -16,6 +16,7 @@ from engine.games import catalog
 from engine.games.catalog import Offer
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
+from tests.machine import scaled
 from tests.test_console import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,11 @@ async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
 
 def test_every_offer_is_a_choice_of_the_slash_commands_and_the_console() -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", SHOW_CHOICES], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", SHOW_CHOICES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
     )
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)

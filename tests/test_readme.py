@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.machine import scaled
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,7 +41,7 @@ def test_the_readme_console_example_runs_as_written(tmp_path: Path) -> None:
         input=script,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=scaled(180),
         env=env,
         cwd=tmp_path,
     )

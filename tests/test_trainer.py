@@ -29,6 +29,7 @@ from engine.agents.connect4.trainer import (
 from engine.games.connect4 import Connect4State
 from engine.learning import InMemoryBackend, MemorySession, TrainConfig, apply_learning, train
 from engine.train_cli import StoreBackend
+from tests.machine import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -386,7 +387,7 @@ def test_train_resumes_after_sigkill_losing_at_most_one_batch(tmp_path: Path) ->
     with open(err, "w") as stderr:
         proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
         try:
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + scaled(90)
             while time.monotonic() < deadline:
                 time.sleep(0.3)
                 if Path(db).exists():
@@ -397,7 +398,7 @@ def test_train_resumes_after_sigkill_losing_at_most_one_batch(tmp_path: Path) ->
                         pass
             time.sleep(0.4)  # kill somewhere between checkpoints
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=10)
+            proc.wait(timeout=scaled(10))
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -440,7 +441,7 @@ def test_match_with_db_keeps_learning_across_invocations(tmp_path: Path) -> None
     served = subprocess.run(
         [sys.executable, "-m", "engine", "serve", "--game", "connect4", "--agent", "trainer",
          "--db", db, "--seed", "1"],
-        input="\n44\n", capture_output=True, text=True, timeout=60, cwd=ROOT,
+        input="\n44\n", capture_output=True, text=True, timeout=scaled(60), cwd=ROOT,
     )  # fmt: skip
     assert served.returncode == 0, served.stderr
     assert len(served.stdout.split()) == 2
