@@ -11,8 +11,10 @@ on a fresh clone: those of this working tree (`__pycache__/*.nbi`, `*.nbc`) and 
 cache folder (`engine.kernelcache.CACHE`). `--warm-after` starts the same level once more
 without emptying anything (a warm start). Prints one line per start, then the machine's load.
 
-`--steps` empties the caches and times each step of the engine's warm-up plan in its order in
-one process (`engine/warm.py`: its `COSTS` table comes from here).
+`--ready` then waits for the console to say the engine is ready and prints how long that took
+against the estimate the console gave at the start. `--steps` empties the caches and times each
+step of the engine's warm-up plan in its order in one process, then each step alone from an
+empty cache (`engine/warm.py`: its `COSTS` and `ALONE` tables come from here).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|[\r\x07]")
 @dataclass
 class Figures:
     """One start: seconds from the start to the first screen and the prompt, from the request to
-    the bot's move, and the lines the bot showed about its engine meanwhile."""
+    the bot's move, the lines the bot showed about its engine meanwhile, and (`--ready`) from
+    the start to the console's "engine is ready" and the estimate it gave first."""
 
     game: str
     level: str
@@ -54,6 +57,8 @@ class Figures:
     prompt: float
     move: float
     said: list[str]
+    ready: float | None = None
+    estimate: float | None = None
 
 
 def empty_caches() -> None:
@@ -70,7 +75,7 @@ def engine_lines(text: str) -> list[str]:
     return [line for line in lines if re.search(r"engine|kernel|compil|prepar", line, re.I)]
 
 
-def start(game: str, level: str, cold: bool, timeout: float) -> Figures:
+def start(game: str, level: str, cold: bool, timeout: float, ready: bool = False) -> Figures:
     """One start of the bot, one first move of `level` in `game`."""
     if cold:
         empty_caches()
@@ -97,28 +102,44 @@ def start(game: str, level: str, cold: bool, timeout: float) -> Figures:
         term.expect(rf"Bot \({level}\) \S+ plays")
         move = time.monotonic() - asked
         said += term.before or ""
+        took = estimate = None
+        if ready:
+            term.expect("The game engine is ready", timeout=max(timeout, 900))
+            took = time.monotonic() - t0
+            said += term.before or ""
+            found = re.search(r"about (\d+) s in all", _ANSI.sub("", said))
+            estimate = float(found.group(1)) if found else None
         term.sendline("/quit")
         term.expect(pexpect.EOF)
         said += term.before or ""
-    return Figures(game, level, cold, first, prompt, move, engine_lines(said))
+    return Figures(game, level, cold, first, prompt, move, engine_lines(said), took, estimate)
 
 
 STEPS = """
-import time
+import sys, time
 from engine.warm import warm_plan, warm_step
-for step in warm_plan():
+for step in warm_plan()[int(sys.argv[1]) : int(sys.argv[2])]:
     t = time.perf_counter()
     warm_step(step)
-    print(f"    {step.key!r}: {time.perf_counter() - t:.1f},", flush=True)
+    print(f"    {step.key!r}: {max(0.1, time.perf_counter() - t):.1f},", flush=True)
 """
 
 
 def steps() -> None:
-    """Each warm-up step's seconds from an empty cache, in the plan's order."""
+    """Each warm-up step's seconds from an empty cache: in the plan's order (`COSTS`), then
+    each alone (`ALONE`)."""
+    from engine.warm import warm_plan
+
     empty_caches()
     t = time.monotonic()
-    subprocess.run([sys.executable, "-c", STEPS], cwd=ROOT, check=True)
-    print(f"all steps: {time.monotonic() - t:.1f} s (load {os.getloadavg()[0]:.1f})")
+    print("COSTS = {")
+    subprocess.run([sys.executable, "-c", STEPS, "0", "999"], cwd=ROOT, check=True)
+    print(f"}}  # all steps: {time.monotonic() - t:.1f} s (load {os.getloadavg()[0]:.1f})")
+    print("ALONE = {")
+    for i in range(len(warm_plan())):
+        empty_caches()
+        subprocess.run([sys.executable, "-c", STEPS, str(i), str(i + 1)], cwd=ROOT, check=True)
+    print(f"}}  # load {os.getloadavg()[0]:.1f}")
 
 
 def main() -> int:
@@ -131,6 +152,7 @@ def main() -> int:
     parser.add_argument("--level", choices=LEVELS, action="append", help="default: all four")
     parser.add_argument("--verbose", action="store_true", help="print what the bot said")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per step")
+    parser.add_argument("--ready", action="store_true", help="then wait for the whole warm-up")
     parser.add_argument("--steps", action="store_true", help="time each warm-up step cold")
     args = parser.parse_args()
     if args.steps:
@@ -140,7 +162,7 @@ def main() -> int:
     for game, level in runs:
         modes = [args.cold, False] if args.warm_after else [args.cold]
         for cold in modes:
-            f = start(game, level, cold, args.timeout)
+            f = start(game, level, cold, args.timeout, args.ready and cold)
             kind = "cold" if f.cold else "warm"
             print(
                 f"{game:8} {level:6} {kind}: first screen {f.first:5.2f} s, prompt "
@@ -148,6 +170,9 @@ def main() -> int:
                 f"(load {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
+            if f.ready is not None:
+                guess = "none" if f.estimate is None else f"{f.estimate:.0f} s"
+                print(f"    whole warm-up {f.ready:.0f} s from the start (estimated: {guess})")
             if args.verbose:
                 for line in f.said:
                     print(f"    | {line}")

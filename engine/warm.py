@@ -70,18 +70,53 @@ def warm_agent(agent: Agent, picks: list[GameState], rng: random.Random) -> None
 #: reference machine at a load of about 1: `python benchmarks/first_run.py --steps` measures
 #: them. A step not listed counts `DEFAULT_COST`; one already compiled, `LOAD_COST`.
 COSTS: dict[str, float] = {
-    "connect4-easy": 0.2,
-    "othello-easy": 0.3,
-    "connect4-medium": 5.2,
-    "othello-medium": 9.6,
-    "connect4-expert": 4.2,
-    "othello-expert": 16.9,
+    "othello-expert": 21.4,
+    "connect4-expert": 3.4,
+    "othello-easy": 0.1,
+    "connect4-easy": 0.1,
+    "othello-medium": 0.1,
+    "connect4-medium": 4.4,
+    "connect4-trainer": 0.9,
+    "connect4-planner": 0.1,
     "connect4-mcts": 1.9,
-    "connect4-expectiminimax": 2.5,
-    "othello-mcts": 1.8,
+    "connect4-minimax": 0.1,
+    "connect4-expectiminimax": 1.7,
+    "connect4-random": 0.1,
+    "othello-mcts": 1.1,
+    "othello-minimax": 0.1,
+    "othello-expectiminimax": 0.1,
+    "othello-greedy-first": 0.1,
+    "othello-greedy-center": 0.1,
+    "othello-greedy-edge": 0.1,
+    "othello-weightgrid": 0.1,
+    "othello-random": 0.1,
+}
+#: Seconds each step compiles from an empty cache alone (an opponent asked for first).
+ALONE: dict[str, float] = {
+    "connect4-easy": 0.5,
+    "othello-easy": 1.0,
+    "connect4-medium": 5.0,
+    "othello-medium": 17.8,
+    "connect4-expert": 4.1,
+    "othello-expert": 20.4,
+    "connect4-trainer": 1.5,
+    "connect4-planner": 0.8,
+    "connect4-mcts": 2.1,
+    "connect4-minimax": 4.4,
+    "connect4-expectiminimax": 6.9,
+    "connect4-random": 0.5,
+    "othello-mcts": 3.1,
+    "othello-minimax": 17.0,
+    "othello-expectiminimax": 17.4,
+    "othello-greedy-first": 0.6,
+    "othello-greedy-center": 0.7,
+    "othello-greedy-edge": 0.6,
+    "othello-weightgrid": 0.6,
+    "othello-random": 0.6,
 }
 DEFAULT_COST = 2.0
-LOAD_COST = 0.1
+#: A step's least cost: its quick moves, and the loads from the cache.
+LOAD_COST = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +140,19 @@ class WarmStep:
         text = names[-1] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         return f"{title(self.game)} {text}"
 
+    def cached(self) -> bool:
+        """Whether its note says everything it needs is compiled already (with this code)."""
+        return kernelcache.marked(self.key)
+
     def cost(self) -> float:
-        """Seconds it takes on the reference machine: a compile, or a load if its note says
-        everything it needs is compiled already."""
-        if kernelcache.marked(self.key):
-            return LOAD_COST
-        return COSTS.get(self.key, DEFAULT_COST)
+        """Seconds it takes on the reference machine after the steps before it in the plan:
+        a compile, or a load if it is `cached()`."""
+        return LOAD_COST if self.cached() else max(LOAD_COST, COSTS.get(self.key, DEFAULT_COST))
+
+    def family(self) -> tuple[str, str]:
+        """Its game and the module of its agent's family: steps of one family share most of
+        their kernels (the first compiles them, the others load them)."""
+        return self.game, registry.AGENTS[self.spec.name].factory.__module__
 
     def modules(self) -> list[Path]:
         """The file of the agent's family (its kernels' modules are what it imports)."""
@@ -118,12 +160,18 @@ class WarmStep:
         return [Path(str(module.__file__))]
 
 
+#: The order of the levels in the plan: the experts first (their first moves cannot be played
+#: in plain Python, and Othello's compiles the longest, its search shared with medium and hard),
+#: then the others, cheapest first.
+PLAN_LEVELS = ("expert", "easy", "medium", "hard")
+
+
 def warm_plan() -> list[WarmStep]:
-    """Every opponent people can choose, once per spec: the levels first (both games, easy to
-    expert: what people choose most, cheapest first), then the other agents."""
+    """Every opponent people can choose, once per spec: the levels first (`PLAN_LEVELS`, Othello
+    before Connect Four), then the other agents."""
     names: dict[tuple[AgentSpec, str], list[str]] = {}
-    for level in registry.LEVEL_NAMES:
-        for game in GAMES:
+    for level in PLAN_LEVELS:
+        for game in sorted(GAMES, reverse=True):
             lv = registry.LEVELS[game][level]
             names.setdefault((lv.spec, game), []).append(level)
     for game in GAMES:
@@ -132,14 +180,6 @@ def warm_plan() -> list[WarmStep]:
             if o.name not in seen and o.level is None:
                 seen.append(o.name)
     return [WarmStep(game, tuple(n), spec) for (spec, game), n in names.items()]
-
-
-def step_for(spec: AgentSpec, game: str) -> WarmStep:
-    """The plan's step of this agent, or a new one (an agent named by its spec)."""
-    for step in warm_plan():
-        if step.spec == spec and step.game == game:
-            return step
-    return WarmStep(game, (spec.label(),), spec)
 
 
 def warm_step(step: WarmStep, agent: Agent | None = None) -> None:
@@ -170,6 +210,17 @@ def warm_up() -> None:
 
 #: The longest an agent run as plain Python may think before its answer is given up.
 PLAIN_SECONDS = 8.0
+#: Seconds of compile (on the reference machine, `ALONE`) below which an agent is not worth
+#: answering in plain Python: compiled, it answers about as soon. A search by the clock to a
+#: depth cap takes seconds in plain Python (hard, from the start: 0.3 s in Othello, 4.4 s in
+#: Connect Four), so it is worth it only against a longer compile.
+PLAIN_WORTH = 2.0
+PLAIN_WORTH_TIMED = 10.0
+
+
+def plain_worth(budget: Budget) -> float:
+    """The compile time above which an agent with `budget` is answered in plain Python."""
+    return PLAIN_WORTH if budget.time is None else PLAIN_WORTH_TIMED
 
 
 def plain_budget(budget: Budget) -> Budget | None:

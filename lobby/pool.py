@@ -9,7 +9,7 @@ Why this shape (docs/architecture.md, "The engine pool"):
   which process runs which job, so it can kill exactly that one.
 - Every job has a wall-clock cap counted from its start on a worker. Past it the worker is
   SIGKILLed and the job raises `JobTimeout`; a worker that dies mid-job fails only that job
-  (`WorkerCrashed`). Either way a warmed replacement starts in the background. The pool never
+  (`WorkerCrashed`). Either way a replacement starts in the background. The pool never
   retries a job: the caller decides (the lobby falls back to a cheaper agent).
 - Workers die with the bot, kill -9 included (see `lobby.worker`), sit in their own process
   group and ignore SIGINT, so Ctrl-C in a terminal reaches the bot alone.
@@ -61,6 +61,9 @@ _COMMAND = [sys.executable, "-m", "lobby.worker"]  # fork+exec of a fresh interp
 _START_ATTEMPTS = 3  # start failures in a row before `start()` gives up and queued jobs fail
 _MAX_BACKOFF = 30.0
 _WARM_ATTEMPTS = 2  # failed warm-ups of one agent before the pool stops trying it
+#: Seconds a plain Python answer may take before the compiled agent is asked too.
+HEDGE_SECONDS = 2.0
+_PRIOR = 5.0  # reference seconds the first guess of the machine's speed weighs
 
 # Agents are built once per worker process and reused: building may load numba kernels or
 # learned memory.
@@ -118,9 +121,38 @@ def choose_in_worker(
     return agent.choose(state, budget, random.Random(seed))
 
 
-def warm_in_worker(step: warming.WarmStep) -> None:
-    """Compile (or load) every kernel of a step's agent, with the instance jobs will use."""
-    warming.warm_step(step, worker_agent(step.spec, step.game))
+#: The niceness of a warm-up nobody waits for (Linux: of its thread only).
+GENTLE = 10
+
+
+def warm_in_worker(step: warming.WarmStep, gentle: bool = False) -> None:
+    """Compile (or load) every kernel of a step's agent, with the instance jobs will use.
+
+    `gentle`: in a thread of low priority (the worker's own thread, which runs the decisions,
+    keeps its priority), so a background warm-up takes the CPU only when nothing else, a
+    person's first move compiling beside it above all, wants it."""
+
+    def warm() -> None:
+        warming.warm_step(step, worker_agent(step.spec, step.game))
+
+    if not gentle or not sys.platform.startswith("linux"):
+        warm()
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        with contextlib.suppress(OSError):  # a thread's niceness: Linux's setpriority by tid
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), GENTLE)
+        try:
+            warm()
+        except BaseException as exc:  # raised in the worker's thread, as if it ran there
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="warm-up")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,16 +225,32 @@ class _Pickler(pickle.Pickler):
         return None
 
 
+def _complete(task: asyncio.Future[Any], budget: Budget, label: str) -> Decision | None:
+    """The plain Python answer of a finished job, if it is the agent's own move."""
+    try:
+        decision: Decision = task.result()
+    except Exception as exc:  # the compiled agent answers instead
+        log.info("%s: no answer (%s)", label, exc)
+        return None
+    if not warming.plain_complete(decision, budget):
+        log.info("%s: not complete (depth %s)", label, decision.depth)
+        return None
+    return decision
+
+
 def _quiet(future: asyncio.Future[Any]) -> None:
     """Mark a future's exception as seen (asyncio logs unseen ones)."""
     if not future.cancelled():
         future.exception()
 
 
-def _plan() -> tuple[list[warming.WarmStep], dict[str, float]]:
-    """The warm-up's plan and each step's cost (a thread: it reads the cache's notes)."""
+def _plan() -> tuple[list[warming.WarmStep], dict[str, float], set[str]]:
+    """The warm-up's plan, each step's cost and the steps `cached()` (a thread: it reads the
+    cache's notes)."""
     plan = warming.warm_plan()
-    return plan, {step.key: step.cost() for step in plan}
+    cached = {step.key for step in plan if step.cached()}
+    costs = {s.key: warming.LOAD_COST if s.key in cached else s.cost() for s in plan}
+    return plan, costs, cached
 
 
 def _no_signals() -> None:
@@ -325,11 +373,13 @@ class EnginePool:
         self._done: dict[str, float] = {}
         self._failed: dict[str, int] = {}
         self._began = time.monotonic()
-        self._slowness = 1.0  # seconds here per second on the reference machine (a guess)
+        self._slowness = self._guess = 1.0  # seconds here per second on the reference machine
         self._measured = [0.0, 0.0]  # seconds here, and on the reference machine, of compiles
         self._plain_queue: deque[_Job] = deque()
         self._ready: dict[str, asyncio.Future[None]] = {}  # `_step_ready`
         self._planned = False
+        self._cached: set[str] = set()  # steps compiled before this start (loads only)
+        self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
         self._everything: asyncio.Future[None] | None = None
         #: The newest jobs' queue waits and run times (for reports; queue waits are where a
         #: person's wait would grow if the pool were too small).
@@ -384,11 +434,13 @@ class EnginePool:
         )
         cold = False
         if self.warm:  # the plan's notes are files (and digests of the engine's source)
-            self._plan, self._costs = await self._loop.run_in_executor(self._sender, _plan)
+            planned = await self._loop.run_in_executor(self._sender, _plan)
+            self._plan, self._costs, self._cached = planned
+            self._order = {step.key: i for i, step in enumerate(self._plan)}
             self._planned = True
-            cold = any(cost > warming.LOAD_COST for cost in self._costs.values())
+            cold = len(self._cached) < len(self._plan)
             cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-            self._slowness = max(1.0, os.getloadavg()[0] / max(1, cpus))
+            self._slowness = self._guess = max(1.0, os.getloadavg()[0] / max(1, cpus))
         else:
             self._planned = True
             self._everything.set_result(None)
@@ -420,7 +472,7 @@ class EnginePool:
                 cost = self._costs.get(w.job.warm.key, warming.DEFAULT_COST) * self._slowness
                 seconds -= min(cost, now - w.job.started)
         total = len(self._plan)
-        compiling = any(self._costs.get(s.key, 0.0) > warming.LOAD_COST for s in left)
+        compiling = any(s.key not in self._cached for s in left)
         labels = tuple(s.label for s in left)
         return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
 
@@ -438,24 +490,57 @@ class EnginePool:
         a person is waiting for it, so it goes before the queued jobs that are not (bot
         matches, training).
 
-        An agent no worker compiled yet is warmed first (before the rest of the plan); until
+        An agent no worker compiled yet is warmed first (before the rest of the plan). Until
         then the plain Python worker, if there is one, answers for it where that is the
-        agent's own move (`engine.warm.plain_budget`, `plain_complete`)."""
+        agent's own move (`engine.warm.plain_budget`, `plain_complete`); if it has not answered
+        within `HEDGE_SECONDS` (a depth or nodes budget: it is quick), the compiled agent is
+        asked too (compiling what it needs), and the first of the two answers counts."""
         seed = self._seed.randrange(2**63) if seed is None else seed
         label = f"{choose_in_worker.__name__}[{spec.label()}]"
         step = self._hurry(spec, state.game)
-        plain = warming.plain_budget(budget)
-        if plain is not None and step is not None and self._plain_helps(step):
-            args = (state, spec, plain, seed, memory)
-            decision = await self._plain(args, f"{label} (plain)", urgent, step)
-            if decision is not None and warming.plain_complete(decision, budget):
-                return decision
-        if step is not None and self._warming(step):
-            await self._step_ready(step)  # rather than compile the same kernels twice at once
         args = (state, spec, budget, seed, memory)
         cap = self.cap_for(budget)
-        result: Decision = await self._submit(choose_in_worker, args, cap, label, urgent, step=step)
-        return result
+        plain = warming.plain_budget(budget)
+        if plain is None or step is None or not self._plain_helps(step, budget):
+            result: Decision = await self._submit(
+                choose_in_worker, args, cap, label, urgent, step=step
+            )
+            return result
+        plain_args = (state, spec, plain, seed, memory)
+        plain_cap = min(warming.PLAIN_SECONDS + 1.0, self.ceiling)
+        tasks = {
+            "plain": asyncio.ensure_future(
+                self._submit(
+                    choose_in_worker, plain_args, plain_cap, f"{label} (plain)", urgent, plain=True
+                )
+            ),
+            "ready": self._step_ready(step),
+        }
+        # a search by the clock runs long in plain Python: both at once on two cores would
+        # each be slower than either alone
+        hedge = HEDGE_SECONDS if budget.time is None else None
+        try:
+            while True:
+                timeout = hedge if "compiled" not in tasks else None
+                done, _ = await asyncio.wait(
+                    tasks.values(), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if tasks["plain"] in done:
+                    answer = _complete(tasks.pop("plain"), budget, label)
+                    if answer is not None:
+                        return answer
+                if "compiled" in tasks and tasks["compiled"] in done:
+                    return tasks["compiled"].result()  # type: ignore[no-any-return]
+                if "compiled" not in tasks:  # no (complete) answer yet, or the agent is ready
+                    compiled = self._submit(choose_in_worker, args, cap, label, urgent, step=step)
+                    tasks["compiled"] = asyncio.ensure_future(compiled)
+                    tasks.pop("ready")
+                if "plain" not in tasks:
+                    return await tasks["compiled"]  # type: ignore[no-any-return]
+        finally:
+            for task in tasks.values():
+                if isinstance(task, asyncio.Task):
+                    task.cancel()  # a queued job is dropped; a running one ends unread
 
     async def run(
         self, fn: Callable[..., T], *args: Any, cap: float | None = None, urgent: bool = False
@@ -468,29 +553,6 @@ class EnginePool:
         label = getattr(fn, "__qualname__", repr(fn))
         result: T = await self._submit(fn, args, limit, label, urgent)
         return result
-
-    async def _plain(
-        self, args: tuple[Any, ...], label: str, urgent: bool, step: str
-    ) -> Decision | None:
-        """A decision of the plain Python worker, or None if it failed or the agent's step
-        was compiled first (the compiled agent is then quicker)."""
-        assert self._loop is not None
-        cap = min(warming.PLAIN_SECONDS + 1.0, self.ceiling)
-        job = asyncio.ensure_future(
-            self._submit(choose_in_worker, args, cap, label, urgent, plain=True)
-        )
-        ready = self._step_ready(step)
-        await asyncio.wait({job, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if not job.done():
-            job.cancel()  # a queued job is dropped; a running one ends unread
-            log.info("%s: the compiled agent is ready first", label)
-            return None
-        try:
-            decision: Decision = job.result()
-        except Exception as exc:  # the compiled agent answers instead
-            log.info("%s: no answer (%s)", label, exc)
-            return None
-        return decision
 
     def _step_ready(self, key: str) -> asyncio.Future[None]:
         """Done when some worker has warmed the step `key` (or the pool gave up on it)."""
@@ -621,7 +683,7 @@ class EnginePool:
             idle.remove(w)
             if job.step is not None and job.step not in w.warmed and job.step in self._done:
                 w.then = job  # compiled by another worker: loaded here first, uncapped
-                self._send_job(w, self._warm_job(self._step(job.step)))
+                self._send_job(w, self._warm_job(self._step(job.step), gentle=False))
             else:
                 self._send_job(w, job)
         plain = next((w for w in self._live if w.plain and w.state == "idle"), None)
@@ -634,7 +696,7 @@ class EnginePool:
             for w in idle:
                 step = self._next_step(w) if self._background_slot() else None
                 if step is not None:
-                    self._send_job(w, self._warm_job(step))
+                    self._send_job(w, self._warm_job(step, gentle=self.workers >= 2))
 
     def _send_job(self, w: _Worker, job: _Job) -> None:
         """Start `job` on the idle worker `w`; its cap starts now."""
@@ -654,10 +716,13 @@ class EnginePool:
 
     # --- the warm-up (on the loop's thread) ---
 
-    def _warm_job(self, step: warming.WarmStep) -> _Job:
+    def _warm_job(self, step: warming.WarmStep, gentle: bool) -> _Job:
+        """A warm-up step for one worker; `gentle` in a thread of low priority (while another
+        worker is free for people: a single worker's warm-up delays every move behind it)."""
         assert self._loop is not None
         label = f"warm[{step.key}]"
-        job = _Job(warm_in_worker, (step,), self.start_timeout, label, self._loop.create_future())
+        args = (step, gentle)
+        job = _Job(warm_in_worker, args, self.start_timeout, label, self._loop.create_future())
         job.future.add_done_callback(_quiet)  # nobody awaits a warm-up
         job.warm, job.step = step, step.key
         return job
@@ -699,19 +764,33 @@ class EnginePool:
             self._everything = asyncio.get_running_loop().create_future()
         return step.key
 
-    def _warming(self, key: str) -> bool:
-        """Whether a worker is compiling the step `key` for the first time now."""
-        if key in self._done:
-            return False
-        return any(w.job is not None and w.job.warm is not None and w.job.step == key
-                   for w in self._live)  # fmt: skip
-
-    def _plain_helps(self, step: str | None) -> bool:
+    def _plain_helps(self, step: str, budget: Budget) -> bool:
         """Whether the plain worker should answer for the agent of `step`: no worker has
-        compiled it yet, and the plain worker is there."""
-        if step is None or step in self._done:
+        warmed it yet, its compile takes longer than a plain Python search with this budget
+        (`engine.warm.plain_worth`), and the plain worker is there."""
+        if step in self._done or step in self._cached:
+            return False
+        if warming.ALONE.get(step, warming.DEFAULT_COST) < warming.plain_worth(budget):
             return False
         return any(w.plain and w.state in ("starting", "idle", "busy") for w in self._live)
+
+    def _took_over(self, step: warming.WarmStep) -> float:
+        """The cost of `step`, done now. A step done before an agent of its family (same game
+        and module) that the plan had first compiled their shared kernels: it takes over that
+        one's cost, which gets its own (so the estimate of what is left stays true)."""
+        family = step.family()
+        order = self._order.get(step.key, len(self._order))
+        for other in self._plan:
+            if (
+                other.key not in self._done
+                and other.family() == family
+                and self._order.get(other.key, len(self._order)) < order
+            ):
+                mine = self._costs.get(step.key, warming.DEFAULT_COST)
+                self._costs[step.key] = self._costs.get(other.key, warming.DEFAULT_COST)
+                self._costs[other.key] = mine
+                break
+        return self._costs.get(step.key, warming.DEFAULT_COST)
 
     def _warmed(self, w: _Worker, job: _Job, failed: bool) -> None:
         """A warm-up step ended in `w` (or failed, and killed it)."""
@@ -726,11 +805,14 @@ class EnginePool:
             took = time.monotonic() - (job.started or time.monotonic())
             if step.key not in self._done:
                 self._done[step.key] = took
-                cost = self._costs.get(step.key, warming.DEFAULT_COST)
-                if cost >= 1.0:  # a compile long enough to tell how fast this machine is
-                    self._measured[0] += took
-                    self._measured[1] += cost
-                    self._slowness = max(0.2, self._measured[0] / self._measured[1])
+                cost = self._took_over(step)
+                # how much slower than the reference this machine is, as measured so far (the
+                # first guess weighs as much as `_PRIOR` seconds of it)
+                self._measured[0] += took
+                self._measured[1] += cost
+                took_all, cost_all = self._measured
+                guess = self._guess * _PRIOR
+                self._slowness = max(0.2, (guess + took_all) / (_PRIOR + cost_all))
                 log.info("engine: %s ready in %.1f s", step.label, took)
         ready = self._ready.get(step.key)
         given_up = self._failed.get(step.key, 0) >= _WARM_ATTEMPTS

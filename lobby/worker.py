@@ -10,8 +10,9 @@ protocol. Each message is a frame: an 8-byte big-endian length, then a pickle.
                     each chain of kernels numba compiles during the job
 
 The mode is `jit` (numba compiles each kernel on its first call, or loads it from its cache;
-the parent stops a job's cap while it compiles) or `plain` (numba's JIT off: every kernel runs
-as plain Python, slower but with nothing to compile). A function marked `repeatable` (an agent's
+the parent stops a job's cap while it compiles), `plain` (numba's JIT off: every kernel runs
+as plain Python, slower but with nothing to compile) or `bare` (as `jit`, without importing
+the engine before "ready": a pool without a warm-up). A function marked `repeatable` (an agent's
 decision) is run again after a compile: the compile ate its time budget, so its answer would be
 weaker than the agent's own.
 
@@ -156,7 +157,8 @@ def main(argv: list[str]) -> int:
         warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
     _die_with_parent(parent)
     with os.fdopen(job_fd, "rb") as jobs, os.fdopen(reply_fd, "wb") as replies:
-        import engine.agents.registry  # noqa: F401 - every agent's module, before "ready"
+        if mode != "bare":  # the decisions' module and every agent's, before "ready"
+            import lobby.pool  # noqa: F401
 
         if mode != "plain":
             _watch_compiles(replies)

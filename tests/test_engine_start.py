@@ -63,10 +63,10 @@ def sleeper(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def slow_warm(step: warm.WarmStep, seconds: float) -> None:
+def slow_warm(step: warm.WarmStep, gentle: bool = False, seconds: float = 0.0) -> None:
     """A warm-up step that takes `seconds` longer (the compile of a first run)."""
     time.sleep(seconds)
-    lobby.pool.warm_in_worker(step)
+    lobby.pool.warm_in_worker(step, gentle)
 
 
 # --- tests ---
@@ -100,11 +100,15 @@ async def test_a_decision_during_which_numba_compiled_is_made_again(tmp_path: Pa
         await pool.close()
 
 
-def _one_step_plan(game: str, level: str) -> tuple[list[warm.WarmStep], dict[str, float]]:
-    """A plan of one level, never compiled (as on a first run)."""
+def _one_step_plan(
+    game: str, level: str, cached: bool = False
+) -> tuple[list[warm.WarmStep], dict[str, float], set[str]]:
+    """A plan of one level, compiled before or never (as on a first run)."""
     lv = registry.LEVELS[game][level]
     step = warm.WarmStep(game, (level,), lv.spec)
-    return [step], {step.key: 10.0}
+    if cached:
+        return [step], {step.key: warm.LOAD_COST}, {step.key}
+    return [step], {step.key: 10.0}, set()
 
 
 async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compiled(
@@ -152,8 +156,7 @@ async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compi
 async def test_a_warm_start_has_no_plain_worker_and_warms_in_the_background(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    plan, costs = _one_step_plan("othello", "easy")
-    monkeypatch.setattr(lobby.pool, "_plan", lambda: (plan, {k: 0.1 for k in costs}))
+    monkeypatch.setattr(lobby.pool, "_plan", lambda: _one_step_plan("othello", "easy", True))
     pool = EnginePool(workers=2)
     await pool.start()
     try:
