@@ -126,14 +126,15 @@ GENTLE = 10
 
 
 def warm_in_worker(step: warming.WarmStep, gentle: bool = False) -> None:
-    """Compile (or load) every kernel of a step's agent, with the instance jobs will use.
+    """Compile (or load) every kernel of a step's agent (with an instance of its own: the
+    worker keeps only the agents its jobs use, whose tables can be big).
 
     `gentle`: in a thread of low priority (the worker's own thread, which runs the decisions,
     keeps its priority), so a background warm-up takes the CPU only when nothing else, a
     person's first move compiling beside it above all, wants it."""
 
     def warm() -> None:
-        warming.warm_step(step, worker_agent(step.spec, step.game))
+        warming.warm_step(step)
 
     if not gentle or not sys.platform.startswith("linux"):
         warm()
@@ -302,6 +303,7 @@ class _Worker:
         self.plain = mode == "plain"
         self.job: _Job | None = None
         self.then: _Job | None = None  # the decision to send once its warm-up (`job`) is done
+        self.ready = False  # it said so once
         self.warmed: set[str] = set()  # the warm-up steps done in this process
         self.timer: asyncio.TimerHandle | None = None
         self.born = time.monotonic()
@@ -826,10 +828,7 @@ class EnginePool:
             log.info("engine: every agent ready in %.1f s", time.monotonic() - self._began)
             for v in self._live:  # no more first moves to answer in plain Python
                 if v.plain and v.state == "idle":
-                    self._retire(v)
-                elif v.plain:
-                    v.state = "killed"
-                    v.kill()
+                    self._retire(v)  # (a busy one retires once its answer is in)
 
     def _timed(self, job: _Job) -> None:
         now = time.monotonic()
@@ -854,13 +853,13 @@ class EnginePool:
             )
         elif w.state == "busy" and w.job is not None:
             job, w.job = w.job, None
-            log.warning(
+            (log.info if w.plain else log.warning)(  # plain Python: the compiled agent answers
                 "engine job %s passed its %.1f s cap: killing worker %d", job.label, job.cap, w.pid
             )
             if job.warm is not None:
                 self._warmed(w, job, failed=True)
                 self._requeue(w)
-            else:
+            elif not w.plain:
                 self.timeouts += 1
             _fail(job, JobTimeout(f"{job.label} ran past its {job.cap:.1f} s cap"))
         else:
@@ -874,7 +873,7 @@ class EnginePool:
             if w.state != "starting":
                 return
             w.stop_timer()
-            w.state = "idle"
+            w.state, w.ready = "idle", True
             self.workers_started += 0 if w.plain else 1
             self.start_failures = 0
             log.info(
@@ -912,8 +911,10 @@ class EnginePool:
                     job.future.set_exception(value)
         if self._closed:
             self._retire(w)
-        else:
-            self._dispatch()
+            return
+        if w.plain and self._everything is not None and self._everything.done():
+            self._retire(w)  # every agent is compiled: nothing left for it
+        self._dispatch()
 
     def _on_compile(self, w: _Worker, kind: str, seconds: float | None) -> None:
         """numba compiles in a job: its cap waits (up to `start_timeout`) and starts again
@@ -971,9 +972,9 @@ class EnginePool:
             return
         self._requeue(w)
         if w.plain:  # needed only while some agent was never compiled
-            if self._everything is not None and not self._everything.done():
+            if w.ready and self._everything is not None and not self._everything.done():
                 self._spawn("plain")
-            else:
+            else:  # done with, or it cannot start: the compiled agents answer
                 self._fail_plain()
         elif state == "starting":
             log.warning("engine worker %d exited (status %d) before it was ready", w.pid, status)

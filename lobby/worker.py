@@ -157,8 +157,8 @@ def main(argv: list[str]) -> int:
         warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
     _die_with_parent(parent)
     with os.fdopen(job_fd, "rb") as jobs, os.fdopen(reply_fd, "wb") as replies:
-        if mode != "bare":  # the decisions' module and every agent's, before "ready"
-            import lobby.pool  # noqa: F401
+        if mode != "bare":  # every agent's module (and numba), before "ready"
+            import engine.warm  # noqa: F401
 
         if mode != "plain":
             _watch_compiles(replies)
