@@ -239,8 +239,11 @@ def plain_budget(budget: Budget) -> Budget | None:
 
 def plain_complete(decision: Decision, budget: Budget) -> bool:
     """Whether the plain Python `decision` is the agent's own move under `budget`: it searched
-    all its budget allows (or solved the position exactly)."""
+    all its budget allows, solved the position exactly, or needed no search (a forced move, a
+    win in one: the same rule compiled)."""
     if budget.time is None or decision.info.get("exact") is True:
+        return True
+    if decision.nodes == 0 and not decision.depth:  # decided without a search
         return True
     return budget.depth is not None and (decision.depth or 0) >= budget.depth
 
