@@ -779,18 +779,21 @@ class EnginePool:
     def _took_over(self, step: warming.WarmStep) -> float:
         """The cost of `step`, done now. A step done before an agent of its family (same game
         and module) that the plan had first compiled their shared kernels: it takes over that
-        one's cost, which gets its own (so the estimate of what is left stays true)."""
+        one's cost, as much as it costs alone, and that one keeps the rest (so the estimate of
+        what is left stays true)."""
         family = step.family()
         order = self._order.get(step.key, len(self._order))
+        mine = self._costs.get(step.key, warming.DEFAULT_COST)
         for other in self._plan:
             if (
                 other.key not in self._done
                 and other.family() == family
                 and self._order.get(other.key, len(self._order)) < order
             ):
-                mine = self._costs.get(step.key, warming.DEFAULT_COST)
-                self._costs[step.key] = self._costs.get(other.key, warming.DEFAULT_COST)
-                self._costs[other.key] = mine
+                theirs = self._costs.get(other.key, warming.DEFAULT_COST)
+                taken = max(mine, min(theirs, warming.ALONE.get(step.key, theirs)))
+                self._costs[step.key] = taken
+                self._costs[other.key] = max(warming.LOAD_COST, theirs + mine - taken)
                 break
         return self._costs.get(step.key, warming.DEFAULT_COST)
 
