@@ -441,8 +441,12 @@ class EnginePool:
             self._order = {step.key: i for i, step in enumerate(self._plan)}
             self._planned = True
             cold = len(self._cached) < len(self._plan)
+            # a first guess of the machine's speed from its load per core; its square root,
+            # since Linux shares the CPU between sessions before processes (the bot's session
+            # gets its share however many processes the others run)
             cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-            self._slowness = self._guess = max(1.0, os.getloadavg()[0] / max(1, cpus))
+            per_core = os.getloadavg()[0] / max(1, cpus)
+            self._slowness = self._guess = max(1.0, math.sqrt(per_core))
         else:
             self._planned = True
             self._everything.set_result(None)
