@@ -450,7 +450,9 @@ class EnginePool:
         else:
             self._planned = True
             self._everything.set_result(None)
-        for _ in range(self.workers):
+        # With a warm-up, one worker first: the others start once it is ready, so on a busy
+        # machine the first is not slowed by their start (a start is a second of CPU)
+        for _ in range(1 if self.warm else self.workers):
             self._spawn()
         if cold:  # first moves while the agents compile
             self._spawn("plain")
@@ -715,10 +717,11 @@ class EnginePool:
         self._sender.submit(self._send, w, job)
 
     def _background_slot(self) -> bool:
-        """Whether a job nobody waits for may start: with two workers or more, one stays
-        for people."""
-        background = sum(1 for w in self._live if w.state == "busy" and not _urgent(w))
-        return self.workers < 2 or background < self.workers - 1
+        """Whether a warm-up may start: with two workers or more, one that is up stays for
+        people (while the others start, too)."""
+        up = [w for w in self._live if w.state in ("idle", "busy") and not w.plain]
+        background = sum(1 for w in up if w.state == "busy" and not _urgent(w))
+        return self.workers < 2 or background < len(up) - 1
 
     # --- the warm-up (on the loop's thread) ---
 
@@ -890,6 +893,8 @@ class EnginePool:
                 time.monotonic() - w.born,
             )
             self._changed.set()
+            for _ in range(self.workers - sum(not v.plain for v in self._live)):
+                self._spawn()  # the workers `start` left for after the first
         elif kind in ("compiling", "compiled"):
             self._on_compile(w, kind, value)
             return
