@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.analysis import OUTCOMES, Analysis, _c4_verdict, analyse
+from engine.agents.connect4.analysis import verdict_of
+from engine.analysis import OUTCOMES, Analysis, analyse
 from engine.games import new_game
 
 HERE = Path(__file__).resolve().parent
@@ -86,7 +87,7 @@ def oracle_check(python: str, games: list[tuple[list[str], Analysis]]) -> None:
             here = scores["".join(moves[: r.ply])]
             best, got = max(here.values()), here[int(r.move)]
             sign = lambda x: (x > 0) - (x < 0)  # noqa: E731
-            verdict = _c4_verdict(sign(best), sign(got), best, got, len(here))
+            verdict = verdict_of(sign(best), sign(got), best, got, len(here))
             same = (
                 verdict == r.verdict
                 and r.outcome_before in (None, OUTCOMES[sign(best)])

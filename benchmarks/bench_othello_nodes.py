@@ -16,7 +16,7 @@ A node is one call of the search kernel `_negamax` (`minimax.py`: stats[_NODES] 
 every interior position, every horizon leaf (where the evaluation runs) and every finished game
 reached, counting the re-searches of the principal variation search again; a transposition
 table hit still counts the call that found it. "evaluated" is how many of them were horizon
-leaves that the evaluation scored (stats[_LEAVES]: finished games are not evaluated).
+leaves that the evaluation scored (stats[LEAVES]: finished games are not evaluated).
 
 Kernel: evaluation calls/s of `evals.evaluate` and of `patterns.pattern_value` alone, a numba
 loop over positions with no search around them: "tree", every position 3 plies below the
@@ -43,8 +43,8 @@ import numpy.typing as npt
 
 from engine.agents.othello import patterns
 from engine.agents.othello.evals import evaluate
-from engine.agents.othello.minimax import _LEAVES, STANDARD, OthelloSearch
 from engine.agents.othello.patterns import pattern_value
+from engine.agents.othello.search import LEAVES, STANDARD, OthelloSearch
 from engine.games.bits import kernel
 from engine.games.othello import OthelloState
 
@@ -114,7 +114,7 @@ def search_rate(
             search.reset(None, None)
             search.negamax(state.me, state.opp, depth)
             nodes += search.nodes
-            leaves += int(search.stats[_LEAVES])
+            leaves += int(search.stats[LEAVES])
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - t0)
     best = min(cpu)

@@ -20,7 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
-from engine.agents.othello.minimax import OthelloSearch, _Out
+from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import OthelloState
 
 FFO_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "ffo_40_44.tsv"
@@ -76,7 +76,7 @@ def bench_ffo(search: OthelloSearch, ids: set[int], cap: float, repeat: int) -> 
             search.deadline = t0 + cap
             try:
                 got, move = search.solve(state.me, state.opp)
-            except _Out:
+            except OutOfBudget:
                 dt = time.perf_counter() - t0
                 print(
                     f"FFO #{ffo_id} ({empties} empties): not solved within {cap:.0f} s "

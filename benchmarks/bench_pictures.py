@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.games import new_game
-from engine.pictures import Replay, final_png, replay_gif
+from tools.pictures import Replay, final_png, replay_gif
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ def train(out: Path, scratch: Path, rule: str, games: int, seed: int) -> tuple[s
     if csv.exists():
         csv.unlink()
     cmd = [
-        sys.executable, "-m", "engine", "train", "--game", "othello",
+        sys.executable, "-m", "tools", "train", "--game", "othello",
         "--agent", f"weightgrid:rule={rule}", "--memory", name, "--games", str(games),
         "--db", shown(db), "--csv", shown(csv), "--plot", shown(out / f"{name}.png"),
         "--eval-every", "500", "--eval-games", "400", "--checkpoint", "500",
@@ -84,11 +84,11 @@ def main() -> int:
         GRID_KEY,
         decode_grid,
         normalised_grid,
-        render_grid_png,
         render_grid_text,
     )
-    from engine.learning.curves import plot_curves, read_csv
-    from engine.train_cli import StoreBackend
+    from tools.gridpicture import render_grid_png
+    from tools.train_cli import StoreBackend
+    from tools.training import plot_curves, read_csv
 
     log = []
     dbs = {}

@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.agents.connect4 import book as c4book
+from tools import c4book as book_builder
 
 
 def sign(x: int) -> int:
@@ -36,7 +37,7 @@ def main() -> None:
     t0 = time.perf_counter()
     checked = bad = missing = 0
     for ply in range(c4book.BOOK_PLY + 1):
-        for state in c4book.positions(ply):
+        for state in book_builder.positions(ply):
             entry = c4book.lookup(state)
             if entry is None:
                 missing += 1  # an unfinished build

@@ -524,7 +524,7 @@ class Fuzzer:
     def fuzz_protocol(self, lines: int) -> dict[str, int]:
         """Engine protocol lines: exactly one reply each, `error: ...` for the bad ones."""
         from engine.agents.base import Budget
-        from engine.serve import answer
+        from tools.serve import answer
 
         counts = Counter[str]()
         agents = {g: registry.build(registry.resolve("random", g)[0], g) for g in GAMES}

@@ -25,7 +25,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.agents import registry
-from engine.agents.othello.minimax import OthelloSearch
+from engine.agents.othello.search import OthelloSearch
 from engine.games.othello import PASS, OthelloState
 
 

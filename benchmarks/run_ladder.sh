@@ -5,7 +5,7 @@ set -euo pipefail
 out=docs/arena
 mkdir -p "$out"
 run() {  # name game games agents
-  python -m engine arena --game "$2" --agents "$4" --games "$3" --seed 2026 \
+  python -m tools arena --game "$2" --agents "$4" --games "$3" --seed 2026 \
     --plot "$out/$1.png" --save-json "$out/$1.json" > "$out/$1.txt"
 }
 run othello-ladder othello 200 easy,medium,hard,expert

@@ -36,7 +36,7 @@ def run(out: Path, db: Path, name: str, game: str, agent: str, games: int, *extr
     if csv.exists():
         csv.unlink()
     cmd = [
-        sys.executable, "-m", "engine", "train", "--game", game, "--agent", agent,
+        sys.executable, "-m", "tools", "train", "--game", game, "--agent", agent,
         "--memory", name, "--games", str(games), "--db", str(db), "--csv", str(csv),
         "--plot", str(out / f"{name}.png"), *extra,
     ]  # fmt: skip
@@ -92,10 +92,10 @@ def main() -> int:
             GRID_KEY,
             decode_grid,
             normalised_grid,
-            render_grid_png,
             render_grid_text,
         )
-        from engine.train_cli import StoreBackend
+        from tools.gridpicture import render_grid_png
+        from tools.train_cli import StoreBackend
 
         store = StoreBackend(str(scratch / "weightgrid.db"))
         try:

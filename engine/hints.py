@@ -1,22 +1,18 @@
 """A hint for the player to move: the best move the strongest agent finds and, where a solver
-proves it, what it leads to ("you win with your 6th move from now"). Runs in a pool worker."""
+proves it, what it leads to ("you win with your 6th move from now"). What a game's solver
+proves is the game's own (its kit: `engine/kits.py`). Runs in a pool worker."""
 
 from __future__ import annotations
 
 import random
 import time
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.agents.connect4 import solver
 from engine.games.base import GameState
-from engine.games.connect4 import Connect4State
-from engine.games.othello import OthelloState
-
-# Othello positions with at most this many empty squares are solved to the end without a time
-# limit (a fraction of a second on one core).
-SOLVE_EMPTIES = 14
+from engine.kits import kit
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,42 +22,17 @@ class Hint:
     exact: bool  # proven by a solver, or the choice of a search
 
 
-def in_moves(n: int) -> str:
-    """`n` of the player's own moves from now, counting the one to play."""
-    if n <= 1:
-        return "your next move"
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"your {n}{suffix} move from now"
+class HintKit(Protocol):
+    """What a game's kit provides for hints (engine/kits.py)."""
 
+    def solved_hint(self, state: GameState, seconds: float) -> tuple[str, str] | None:
+        """A move and what it leads to, proven by a solver within `seconds`; None if the
+        game has no such solver or it did not finish."""
+        ...
 
-def from_score(score: int, ply: int, cells: int) -> tuple[str, int]:
-    """Pons' score (the winner's disc is number cells + 1 - 2|score| + 1 of the game, counting
-    from 1) as ("win" | "draw" | "loss", in how many of the winner's own moves from now)."""
-    if score > 0:
-        return "win", (cells + 1 - ply - 2 * score) // 2 + 1
-    if score < 0:
-        return "loss", (cells - ply + 2 * score) // 2 + 1
-    return "draw", 0
-
-
-def _empties(state: OthelloState) -> int:
-    return 64 - (state.black | state.white).bit_count()
-
-
-def _connect4(state: Connect4State, seconds: float) -> Hint | None:
-    """The solver's best move and its exact outcome, if it finishes in time."""
-    try:
-        solver.check_variant(state)
-        score, best = solver.best_moves(state, deadline=time.perf_counter() + seconds)
-    except (solver.BudgetExceeded, solver.UnsupportedVariant):
-        return None
-    move = state.move_to_str(min(best, key=lambda c: abs(2 * c - (state.cols - 1))))
-    outcome, n = from_score(score, state.ply, state.rows * state.cols)
-    if outcome == "win":
-        return Hint(move, f"you win with {in_moves(n)}", True)
-    if outcome == "draw":
-        return Hint(move, "a draw with the best play on both sides", True)
-    return Hint(move, f"you lose against perfect play; this holds out longest, {n} moves", True)
+    def solve_to_end(self, state: GameState) -> bool:
+        """Whether the strongest agent solves this position to the end, whatever the time."""
+        ...
 
 
 def hint(state: GameState, seconds: float = 1.5) -> Hint:
@@ -69,14 +40,14 @@ def hint(state: GameState, seconds: float = 1.5) -> Hint:
     if state.is_over():
         raise ValueError("the game is over: there is no move to hint")
     t0 = time.perf_counter()
-    if isinstance(state, Connect4State):
-        solved = _connect4(state, seconds / 2)
-        if solved is not None:
-            return solved
+    game_kit = cast(HintKit, kit(state.game))
+    solved = game_kit.solved_hint(state, seconds / 2)
+    if solved is not None:
+        return Hint(*solved, True)
     level = registry.LEVELS[state.game]["expert"]
     left = max(0.1, seconds - (time.perf_counter() - t0))
     budget = Budget(depth=level.budget.depth, nodes=level.budget.nodes, time=left)
-    if isinstance(state, OthelloState) and _empties(state) <= SOLVE_EMPTIES:
+    if game_kit.solve_to_end(state):
         # Exact regardless of the clock: a first call pays the kernels' compile inside any
         # time budget, and a hint this near the end must not depend on how busy the host is.
         budget = Budget()

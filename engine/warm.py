@@ -31,6 +31,7 @@ from engine.agents.opponents import opponents
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.games.catalog import title
+from engine.kits import kit_file
 
 
 def warm_rules() -> None:
@@ -155,9 +156,12 @@ class WarmStep:
         return self.game, registry.AGENTS[self.spec.name].factory.__module__
 
     def modules(self) -> list[Path]:
-        """The file of the agent's family (its kernels' modules are what it imports)."""
+        """The file of the agent's family (its kernels' modules are what it imports), and its
+        game's kit if the family reaches its game's kernels through it (minimax, mcts)."""
         module = sys.modules[registry.AGENTS[self.spec.name].factory.__module__]
-        return [Path(str(module.__file__))]
+        path = Path(str(module.__file__))
+        through_kit = kernelcache.ENGINE / "kits.py" in kernelcache.imports_of(path)
+        return [path, kit_file(self.game)] if through_kit else [path]
 
 
 #: The order of the levels in the plan: the experts first (their first moves cannot be played

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from db.errors import StoreError
 from engine.analysis import BUDGETS, VERSION, Analysis, analyse
 from engine.hints import Hint, hint
-from engine.pictures import Replay, final_png, replay_gif
 from lobby.boundary import boundary
 from lobby.clocks import Clocks
 from lobby.errors import (
@@ -25,6 +24,7 @@ from lobby.matches import check_origin
 from lobby.pool import JobFailed
 from lobby.present import result_line
 from lobby.records import TRANSIENT, Person, Snapshot, Where
+from tools.pictures import Replay, final_png, replay_gif
 
 log = logging.getLogger(__name__)
 

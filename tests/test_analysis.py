@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.agents.connect4 import solver
+from engine.agents.connect4.score import from_score
 from engine.analysis import VERDICTS, Analysis, analyse, split_moves, summary, table
 from engine.games.connect4 import Connect4State
-from engine.hints import from_score
 from tests.machine import scaled
 
 DATA = Path(__file__).parent / "data"
@@ -173,7 +173,7 @@ def test_split_moves() -> None:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "tools", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -229,7 +229,7 @@ def test_an_othello_search_that_only_reaches_depth_one_leaves_the_move_unjudged(
     played then has no search of its own (never one 0 deep), and stays unsure."""
     import random
 
-    import engine.analysis as analysis
+    import engine.agents.othello.analysis as analysis
     from engine.agents.base import Budget
     from engine.games import new_game
 

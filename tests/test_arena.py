@@ -1,4 +1,4 @@
-"""`python -m engine arena`: the round-robin schedule, its tables, and the command end to end."""
+"""`python -m tools arena`: the round-robin schedule, its tables, and the command end to end."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from engine import arena
-from engine.arena import ArenaConfig, GameResult, GameTask
-from engine.cli import main
 from engine.games import new_game
 from tests.machine import scaled
+from tools import arena
+from tools.arena import ArenaConfig, GameResult, GameTask
+from tools.cli import main
 
 AGENTS = "random,onestep,minimax:depth=2"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "engine", "arena", *args],
+        [sys.executable, "-m", "tools", "arena", *args],
         capture_output=True,
         text=True,
         timeout=scaled(120),

@@ -16,13 +16,8 @@ import pytest
 from engine.agents import registry
 from engine.agents.base import Agent, Budget
 from engine.agents.connect4 import evals as c4eval
-from engine.agents.connect4.minimax import (
-    WIN,
-    C4Expectiminimax,
-    C4Minimax,
-    forced_move,
-    win_cells,
-)
+from engine.agents.connect4.lines import win_cells
+from engine.agents.connect4.minimax import C4Expectiminimax, C4Minimax, forced_move
 from engine.agents.connect4.onestep import onestep_score
 from engine.agents.connect4.planner import (
     PlannerAgent,
@@ -33,6 +28,7 @@ from engine.agents.connect4.planner import (
     round_half_away,
     score_items,
 )
+from engine.agents.connect4.search import WIN
 from engine.games import c4kernels as kern
 from engine.games.c4windows import bit
 from engine.games.connect4 import Connect4State

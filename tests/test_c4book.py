@@ -12,6 +12,7 @@ from engine.agents.base import Budget
 from engine.agents.connect4 import book as c4book
 from engine.agents.connect4 import solver as sv
 from engine.games.connect4 import Connect4State
+from tools import c4book as book_builder
 
 
 def test_parse_reads_entries_and_skips_comments() -> None:
@@ -30,7 +31,7 @@ def test_parse_rejects_a_malformed_line_by_number(line: str) -> None:
 def test_a_mirror_image_reads_the_mirrored_column() -> None:
     state = Connect4State.from_moves("1121")  # not symmetric: its mirror is "7767"
     mirror = Connect4State.from_moves("7767")
-    key, col = c4book._canonical(state, 1)
+    key, col = c4book.canonical(state, 1)
     book = {key: (1, col)}
     assert c4book.lookup_in(book, state) == (1, 1)
     assert c4book.lookup_in(book, mirror) == (1, 5)
@@ -54,12 +55,14 @@ def _keeps(state: Connect4State, col: int, outcome: int) -> bool:
 
 def test_build_on_a_small_board_is_exact_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "book.txt"
-    size, solved, total = c4book.build(out, ply=3, rows=4, cols=5, workers=1, table_size=100_003)
+    size, solved, total = book_builder.build(
+        out, ply=3, rows=4, cols=5, workers=1, table_size=100_003
+    )
     book = c4book.parse(out.read_text())
-    assert solved == total == len(list(c4book.positions(3, 4, 5)))
-    assert size == len(book) == sum(len(list(c4book.positions(p, 4, 5))) for p in range(4))
+    assert solved == total == len(list(book_builder.positions(3, 4, 5)))
+    assert size == len(book) == sum(len(list(book_builder.positions(p, 4, 5))) for p in range(4))
     for p in range(4):
-        for state in c4book.positions(p, 4, 5):
+        for state in book_builder.positions(p, 4, 5):
             entry = c4book.lookup_in(book, state)
             assert entry is not None
             outcome, col = entry
@@ -69,7 +72,7 @@ def test_build_on_a_small_board_is_exact_and_resumes(tmp_path: Path) -> None:
     work = tmp_path / "book.txt.ply3.work"
     lines = work.read_text()
     out.unlink()
-    again = c4book.build(out, ply=3, rows=4, cols=5, workers=1, table_size=100_003)
+    again = book_builder.build(out, ply=3, rows=4, cols=5, workers=1, table_size=100_003)
     assert again == (size, solved, total)
     assert work.read_text() == lines
     assert c4book.parse(out.read_text()) == book
@@ -79,13 +82,13 @@ def test_an_interrupted_build_keeps_what_it_solved(tmp_path: Path) -> None:
     out = tmp_path / "book.txt"
     work = tmp_path / "book.txt.ply3.work"
     # Pretend an earlier run solved two positions (one as its mirror image), then stop at once.
-    first, second = list(c4book.positions(3, 4, 5))[:2]
+    first, second = list(book_builder.positions(3, 4, 5))[:2]
     mirror = Connect4State.from_moves([4 - c for c in second.moves], 4, 5)
     work.write_text(
         f"{first.to_notation()} {sv.solve_weak(first)} 2\n"
         f"{mirror.to_notation()} {sv.solve_weak(second)} 2\n"
     )
-    size, solved, total = c4book.build(
+    size, solved, total = book_builder.build(
         out, ply=3, rows=4, cols=5, workers=1, table_size=100_003, stop_after=0
     )
     assert (size, solved) == (2, 2) and total > 2
@@ -95,10 +98,10 @@ def test_an_interrupted_build_keeps_what_it_solved(tmp_path: Path) -> None:
     assert "(2 of the" in out.read_text().splitlines()[0]
 
 
-# -- the shipped book (built with `python -m engine book --ply 4`) ----------------------------
+# -- the shipped book (built with `python -m tools book --ply 4`) ----------------------------
 
 SHIPPED = c4book.load()
-LEAVES = list(c4book.positions(c4book.BOOK_PLY))
+LEAVES = list(book_builder.positions(c4book.BOOK_PLY))
 
 
 def _pons_opening() -> list[tuple[str, int]]:
@@ -113,7 +116,7 @@ def test_the_shipped_book_holds_what_its_header_says() -> None:
     assert f"{len(SHIPPED)} positions of <= {c4book.BOOK_PLY} discs" in header
     assert f"({solved} of the {len(LEAVES)} with {c4book.BOOK_PLY} discs solved)" in header
     assert solved == len(LEAVES) == 568  # complete: every earlier position is derived too
-    assert len(SHIPPED) == sum(len(list(c4book.positions(p))) for p in range(5)) == 719
+    assert len(SHIPPED) == sum(len(list(book_builder.positions(p))) for p in range(5)) == 719
 
 
 def test_the_shipped_book_agrees_with_pons_exact_scores() -> None:
@@ -140,7 +143,7 @@ def test_the_shipped_book_knows_the_opening_theory() -> None:
 def test_the_shipped_book_is_consistent_with_its_own_leaves() -> None:
     derived = 0
     for p in range(c4book.BOOK_PLY):
-        for state in c4book.positions(p):
+        for state in book_builder.positions(p):
             entry = c4book.lookup(state)
             children = [c4book.lookup(state.play(col)) for col in state.legal_moves()]
             if any(child is None for child in children):
@@ -189,7 +192,7 @@ def test_the_book_command_refuses_bad_options() -> None:
 
     for args in (["--ply", "0"], ["--ply", "9"], ["--workers", "0"], ["--minutes", "0"]):
         proc = subprocess.run(
-            [sys.executable, "-m", "engine", "book", *args], capture_output=True, text=True
+            [sys.executable, "-m", "tools", "book", *args], capture_output=True, text=True
         )
         assert proc.returncode == 2 and "error:" in proc.stderr
 
@@ -201,12 +204,12 @@ def test_the_book_command_refuses_bad_options() -> None:
 def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[Path]]:
     """(user data folder, a stand-in for the shipped book, the `out` of every build run); the
     fake build writes a finished 5-line book, or an unfinished one when --minutes is given."""
-    from engine import cli
+    from tools import builds
 
     data, shipped = tmp_path / "user-data", tmp_path / "package" / "c4book.txt"
     shipped.parent.mkdir()
     shipped.write_text("# the shipped book\n1 0 4\n2 1 3\n")
-    monkeypatch.setattr(cli, "user_data_dir", lambda: data, raising=False)
+    monkeypatch.setattr(builds, "user_data_dir", lambda: data)
     monkeypatch.setattr(c4book, "BOOK_PATH", shipped)
     outs: list[Path] = []
 
@@ -218,14 +221,14 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path,
         out.write_text("# built\n1 0 4\n2 1 3\n3 -1 1\n4 0 2\n")
         return 4, (1 if kw["stop_after"] is None else 0), 1
 
-    monkeypatch.setattr(c4book, "build", fake_build)
+    monkeypatch.setattr(book_builder, "build", fake_build)
     return data, shipped, outs
 
 
 def test_the_book_command_builds_into_the_user_data_folder(
     places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     data, shipped, outs = places
     before = shipped.read_text()
@@ -238,7 +241,7 @@ def test_the_book_command_builds_into_the_user_data_folder(
 def test_the_book_command_writes_where_out_says_but_not_over_the_shipped_book(
     places: tuple[Path, Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     _, shipped, outs = places
     assert main(["book", "--out", str(tmp_path / "mine.txt")]) == 0
@@ -252,7 +255,7 @@ def test_the_book_command_writes_where_out_says_but_not_over_the_shipped_book(
 def test_replace_shipped_copies_a_finished_book_and_says_what_it_replaced(
     places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     data, shipped, _ = places
     old_size = shipped.stat().st_size
@@ -274,7 +277,7 @@ def test_replace_shipped_copies_a_finished_book_and_says_what_it_replaced(
 def test_the_expert_still_reads_the_shipped_book_after_a_build(
     places: tuple[Path, Path, list[Path]],
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     assert main(["book"]) == 0  # a (fake) book of other entries in the user data folder
     c4book.load.cache_clear()

@@ -1,4 +1,4 @@
-"""`python -m engine`: the serve protocol, perft, match and agents subcommands."""
+"""`python -m tools`: the serve protocol, perft, match and agents subcommands."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.machine import scaled
 def run(*args: str, stdin: str | bytes = "", timeout: float = 120) -> subprocess.CompletedProcess:
     data = stdin.encode() if isinstance(stdin, str) else stdin
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "tools", *args],
         input=data,
         capture_output=True,
         timeout=timeout,
@@ -215,7 +215,7 @@ def test_match_chance_rule_forces_random_replies_only_when_asked():
 
 def one_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     """Run the command line in-process; it must refuse with exactly one `error:` line."""
-    from engine.cli import main
+    from tools.cli import main
 
     code = main(argv)
     err = capsys.readouterr().err
@@ -256,7 +256,7 @@ def test_serve_refuses_a_database_file_that_does_not_exist(
 def test_serve_refuses_a_memory_the_database_does_not_hold(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     db = str(tmp_path / "m.db")
     learn = ["match", "--game", "connect4", "--agents", "trainer,random", "--games", "2"]
@@ -293,7 +293,7 @@ def test_c4_book_check_says_it_needs_bitbully() -> None:
 def test_a_shown_match_says_how_it_ended_in_the_bot_s_words(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     assert main(["match", "--game", "connect4", "--agents", "onestep,random", "--seed", "1"]) == 0
     out = capsys.readouterr().out
@@ -309,7 +309,7 @@ def test_a_shown_match_says_how_it_ended_in_the_bot_s_words(
 def test_train_says_where_it_wrote_every_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     db, csv = tmp_path / "t.db", tmp_path / "curve.csv"
     argv = ["train", "--game", "connect4", "--agent", "trainer", "--games", "20", "--db", str(db)]

@@ -24,11 +24,11 @@ from console import Console
 from db.store import Store
 from engine.agents import registry
 from engine.agents.base import Budget
-from engine.serve import answer
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from tests.harness import Harness, user
 from tests.machine import scaled
+from tools.serve import answer
 
 GAMES = ("connect4", "othello")
 HOSTILE = st.sampled_from(

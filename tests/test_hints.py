@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from db.store import Store
+from engine.agents.connect4.score import from_score, in_moves
 from engine.games import new_game
 from engine.games.connect4 import Connect4State
-from engine.hints import from_score, hint, in_moves
+from engine.hints import hint
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, LimitReached, NotInMatch, NotYourTurn
 from lobby.pool import EnginePool, WorkerCrashed

@@ -233,7 +233,7 @@ async def test_another_writer_is_noticed(lobby: Lobby) -> None:
     hub = lobby.learning
     hub.recheck_seconds = 0.0
     assert await hub.rows(KIND, "default", [b"k"]) == {}
-    # e.g. `python -m engine train` writing the bot's database from another process
+    # e.g. `python -m tools train` writing the bot's database from another process
     await lobby.store.memory_put(KIND, "default", [(b"k", b"v")], games_trained_delta=5)
     assert await hub.rows(KIND, "default", [b"k"]) == {b"k": b"v"}
 

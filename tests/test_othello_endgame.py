@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from engine.agents.base import Budget
-from engine.agents.othello import endgame
-from engine.agents.othello.minimax import OthelloMinimax, OthelloSearch, _Out
+from engine.agents.othello import endlast
+from engine.agents.othello.minimax import OthelloMinimax
+from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import PASS, OthelloState
 from tests.machine import scaled
 from tests.reference.othello_reference import RefBoard
@@ -150,13 +151,13 @@ def test_windows_bound_the_exact_score() -> None:
 
 def test_stable_discs_never_flip() -> None:
     rng = random.Random(9)
-    table = endgame.edge_table()
+    table = endlast.edge_table()
     marked = 0
     for _ in range(60):
         s = random_state(rng, rng.randint(4, 30))
         me, opp = np.uint64(s.me), np.uint64(s.opp)
-        mine = int(endgame.stable_discs(me, opp, table))
-        theirs = int(endgame.stable_discs(opp, me, table))
+        mine = int(endlast.stable_discs(me, opp, table))
+        theirs = int(endlast.stable_discs(opp, me, table))
         assert mine & ~s.me == 0 and theirs & ~s.opp == 0
         marked += mine.bit_count() + theirs.bit_count()
         for _ in range(10):
@@ -177,8 +178,8 @@ def test_last_flip_counts_match_the_flips() -> None:
         sq = rng.randrange(64)
         me = rng.getrandbits(64) & ~(1 << sq)
         opp = ~me & ~(1 << sq) & (1 << 64) - 1
-        f = int(endgame.flip(np.uint64(me), np.uint64(opp), sq))
-        assert endgame.count_last_flip(np.uint64(me), sq) == f.bit_count()
+        f = int(endlast.flip(np.uint64(me), np.uint64(opp), sq))
+        assert endlast.count_last_flip(np.uint64(me), sq) == f.bit_count()
 
 
 # -- the agents -------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def test_an_interrupted_solve_raises_and_the_search_recovers() -> None:
     s = OthelloState.from_notation(f"{rows[1][1]} {rows[1][2]}")  # FFO #41, 22 empties
     search = OthelloSearch(tt_bits=10, eg_bits=16)
     search.reset(time.perf_counter() + 0.05, None)
-    with pytest.raises(_Out):
+    with pytest.raises(OutOfBudget):
         search.solve(s.me, s.opp)
     small = random_state(random.Random(2), 6)
     assert solve(small, search)[0] == ref_score(to_ref(small))

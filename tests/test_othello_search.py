@@ -18,11 +18,8 @@ import pytest
 
 from engine.agents.base import Budget
 from engine.agents.othello.evals import WIN, evaluate_state, stable_edges
-from engine.agents.othello.minimax import (
-    OthelloExpectiminimax,
-    OthelloMinimax,
-    OthelloSearch,
-)
+from engine.agents.othello.minimax import OthelloExpectiminimax, OthelloMinimax
+from engine.agents.othello.search import OthelloSearch
 from engine.agents.othello.weightgrid import (
     DEFAULT_GRID,
     WeightGridAgent,

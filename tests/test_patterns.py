@@ -18,6 +18,7 @@ from engine.games import new_game
 from engine.games.othello import OthelloState
 from engine.games.othkernels import legal_mask
 from tests.reference.othello_patterns_reference import slow_values
+from tools import patternfit
 
 
 def random_positions(n: int, seed: int) -> list[OthelloState]:
@@ -169,7 +170,7 @@ def test_a_labelled_game_is_exact_at_the_end() -> None:
     me, opp, label = pf.play_game(11)
     assert len(me) == len(opp) == len(label) >= 50
     # The last position's label is its exact final disc difference for the side to move.
-    from engine.agents.othello.minimax import OthelloSearch
+    from engine.agents.othello.search import OthelloSearch
 
     search = OthelloSearch(tt_bits=16)
     search.reset(None, None)
@@ -194,12 +195,12 @@ def test_a_phase_with_nothing_held_out_has_no_error_rather_than_a_perfect_one() 
 def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, list[Path]]:
     """(user data folder, a stand-in for the shipped weights fitted on 5 games, the `out` of
     every build run); the fake build writes weights fitted on as many games as asked."""
-    from engine import cli
+    from tools import builds
 
     data, shipped = tmp_path / "user-data", tmp_path / "package" / "othello_patterns.npz"
     shipped.parent.mkdir()
     np.savez_compressed(shipped, weights=np.zeros(3, dtype=np.float32), games=np.int64(5))
-    monkeypatch.setattr(cli, "user_data_dir", lambda: data, raising=False)
+    monkeypatch.setattr(builds, "user_data_dir", lambda: data)
     monkeypatch.setattr(pt, "DATA", shipped)
     outs: list[Path] = []
 
@@ -211,14 +212,14 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path,
         np.savez_compressed(out, weights=np.ones(30, dtype=np.float32), games=np.int64(games))
         return [2.5, float("nan")]
 
-    monkeypatch.setattr(pf, "build", fake_build)
+    monkeypatch.setattr(patternfit, "build", fake_build)
     return data, shipped, outs
 
 
 def test_othello_eval_writes_into_the_user_data_folder_and_replaces_only_when_told(
     places: tuple[Path, Path, list[Path]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     data, shipped, outs = places
     before = shipped.read_bytes()
@@ -242,14 +243,15 @@ def test_othello_eval_writes_into_the_user_data_folder_and_replaces_only_when_to
 def test_othello_eval_refuses_too_few_games_for_a_held_out_split(
     places: tuple[Path, Path, list[Path]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     _, _, outs = places
     for games in ("4", "9"):
         assert main(["othello-eval", "--games", games, "--out", str(tmp_path / "w.npz")]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"--games must be at least {pf.MIN_GAMES}" in err
+        assert err.count("\n") == 1 and f"--games must be at least {patternfit.MIN_GAMES}" in err
     assert outs == []
-    enough = ["othello-eval", "--games", str(pf.MIN_GAMES), "--out", str(tmp_path / "w.npz")]
+    games = str(patternfit.MIN_GAMES)
+    enough = ["othello-eval", "--games", games, "--out", str(tmp_path / "w.npz")]
     assert main(enough) == 0
     assert outs == [tmp_path / "w.npz"]

@@ -28,7 +28,8 @@ def test_ruff_format_is_clean() -> None:
 
 
 def test_mypy_is_clean() -> None:
-    proc = run("mypy", "engine", "db", "lobby", "cogs", "bot.py", "console.py", "faults.py")
+    packages = ("engine", "tools", "db", "lobby", "cogs")
+    proc = run("mypy", *packages, "bot.py", "console.py", "faults.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -15,13 +15,13 @@ from PIL import Image
 
 from db.store import Store
 from engine.games import new_game
-from engine.pictures import Replay, final_png, replay_gif
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, MatchNotFound
 from lobby.pool import EnginePool
 from tests.boardbot import ALICE, callbacks
 from tests.machine import scaled
 from tests.test_console import run
+from tools.pictures import Replay, final_png, replay_gif
 
 ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
 
@@ -125,7 +125,7 @@ async def test_discord_replay_attaches_the_gif_and_the_png(env: Any) -> None:
 def test_the_replay_command_refuses_a_wrong_suffix_and_an_existing_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.cli import main
+    from tools.cli import main
 
     argv = ["replay", "--game", "connect4", "--moves", "1212121"]
     for option, name, message in (

@@ -27,9 +27,10 @@ from engine.agents.connect4.trainer import (
     position_key,
 )
 from engine.games.connect4 import Connect4State
-from engine.learning import InMemoryBackend, MemorySession, TrainConfig, apply_learning, train
-from engine.train_cli import StoreBackend
+from engine.learning import InMemoryBackend, MemorySession, apply_learning
 from tests.machine import scaled
+from tools.train_cli import StoreBackend
+from tools.training import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -351,7 +352,7 @@ def test_memory_session_learns_each_seat_once(tmp_path: Path) -> None:
 
 def engine(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "tools", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -379,7 +380,7 @@ def memory_state(db: str, kind: str = "trainer") -> tuple[int, int]:
 def test_train_resumes_after_sigkill_losing_at_most_one_batch(tmp_path: Path) -> None:
     db = str(tmp_path / "train.db")
     args = [
-        sys.executable, "-m", "engine", "train", "--game", "connect4", "--agent", "trainer",
+        sys.executable, "-m", "tools", "train", "--game", "connect4", "--agent", "trainer",
         "--games", "1000000", "--db", db, "--checkpoint", "400", "--eval-every", "0",
         "--workers", "2", "--round-games", "50", "--progress",
     ]  # fmt: skip
@@ -439,7 +440,7 @@ def test_match_with_db_keeps_learning_across_invocations(tmp_path: Path) -> None
     assert named.returncode == 0, named.stderr
     assert memory_state(db) == (8, rows2)
     served = subprocess.run(
-        [sys.executable, "-m", "engine", "serve", "--game", "connect4", "--agent", "trainer",
+        [sys.executable, "-m", "tools", "serve", "--game", "connect4", "--agent", "trainer",
          "--db", db, "--seed", "1"],
         input="\n44\n", capture_output=True, text=True, timeout=scaled(60), cwd=ROOT,
     )  # fmt: skip

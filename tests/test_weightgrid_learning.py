@@ -26,13 +26,14 @@ from engine.agents.othello.weightgrid import (
     grid_update,
     heat_levels,
     normalised_grid,
-    render_grid_png,
     render_grid_text,
     weight_capture_move,
 )
 from engine.games.othello import OthelloState
-from engine.learning import InMemoryBackend, MemorySession, TrainConfig, learning_seats, train
+from engine.learning import InMemoryBackend, MemorySession, learning_seats
 from engine.play import play_game
+from tools.gridpicture import render_grid_png
+from tools.training import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -240,7 +241,7 @@ def test_memory_session_against_a_fixed_opponent() -> None:
 def test_match_with_db_persists_the_learned_grid(tmp_path: Path) -> None:
     db = str(tmp_path / "grid.db")
     cmd = [
-        sys.executable, "-m", "engine", "match", "--game", "othello",
+        sys.executable, "-m", "tools", "match", "--game", "othello",
         "--agents", "weightgrid,greedy-random", "--games", "2", "--db", db,
     ]  # fmt: skip
 

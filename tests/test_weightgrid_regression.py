@@ -20,7 +20,8 @@ from engine.agents.othello.weightgrid import (
     move_features,
 )
 from engine.games.othello import OthelloState
-from engine.learning import InMemoryBackend, TrainConfig, train
+from engine.learning import InMemoryBackend
+from tools.training import TrainConfig, train
 
 
 def sq(name: str) -> int:

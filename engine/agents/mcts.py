@@ -1,8 +1,9 @@
-"""The `mcts` agent, both games: UCT Monte Carlo tree search with random playouts.
+"""The `mcts` agent, every game: UCT Monte Carlo tree search with random playouts.
 
 The tree lives in preallocated numpy arrays and the loop runs in numba, in chunks sized to about
-10 ms so the Python side can keep a time budget. The move rules (`pick`) and the details:
-docs/agents.md.
+10 ms so the Python side can keep a time budget. The selection and the backup are shared; each
+game's kit runs the iterations on its own boards (`engine/agents/connect4/mcts.py`,
+`engine/agents/othello/mcts.py`). The move rules (`pick`) and the details: docs/agents.md.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import math
 import random
 import time
 from collections.abc import Callable
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,10 +27,11 @@ from engine.agents.base import (
     number,
     require_moves,
 )
-from engine.games import c4kernels as c4k
-from engine.games import othkernels as ok
+from engine.games import GAMES
 from engine.games.base import GameState
-from engine.games.bits import kernel, popcount, xorshift
+from engine.games.bits import kernel, xorshift
+from engine.games.c4kernels import seed_rng
+from engine.kits import kit
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -37,14 +40,25 @@ U64 = npt.NDArray[np.uint64]
 
 DEFAULT_SIMULATIONS = 10_000
 MAX_NODES = 1 << 20
-_PASS = 64
-_UNKNOWN = -2.0  # terminal status not computed yet
-_ONGOING = -1.0  # not a finished game
+UNKNOWN = -2.0  # terminal status not computed yet
+ONGOING = -1.0  # not a finished game
 _MIN_SHARE = 0.1  # pick="ratio": only children with >= 10% of the top visit count
 
 
+class MctsKit(Protocol):
+    """What a game's kit provides for the search (engine/kits.py)."""
+
+    #: About how many nodes a simulation adds to the tree (the children of an expansion).
+    MCTS_FANOUT: int
+
+    def mcts_runner(self, state: GameState, tree: Tree, c: float) -> Callable[[int], None]:
+        """A function running n iterations of the game's kernel on `tree` from `state`, with
+        `c` the exploration constant."""
+        ...
+
+
 @kernel
-def _select_child(
+def select_child(
     node: int,
     child_start: I32,
     child_count: I32,
@@ -80,7 +94,7 @@ def _select_child(
 
 
 @kernel
-def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
+def backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
     """Add the playout result along the path; `reward` is for the mover into path[depth]."""
     for d in range(depth, -1, -1):
         node = path[d]
@@ -89,160 +103,8 @@ def _backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> Non
         reward = 1.0 - reward
 
 
-@kernel
-def c4_iterations(
-    cur0: np.uint64,
-    mask0: np.uint64,
-    rows: int,
-    cols: int,
-    k: int,
-    iterations: int,
-    c: float,
-    child_start: I32,
-    child_count: I32,
-    moves: I32,
-    visits: I64,
-    wins: F64,
-    term: F64,
-    counts: I64,
-    state: U64,
-    path: I32,
-) -> None:
-    """Run Connect Four MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
-    h = rows + 1
-    bottom = c4k.bottom_mask(rows, cols)
-    board = c4k.board_mask(rows, cols)
-    n_nodes = counts[0]
-    rng = state[0]
-    cap = child_start.shape[0]
-    for _ in range(iterations):
-        node = 0
-        cur = cur0
-        mask = mask0
-        depth = 0
-        path[0] = 0
-        reward = 0.5
-        while True:
-            if term[node] == _UNKNOWN:
-                if c4k.is_win(cur ^ mask, rows, k):
-                    term[node] = 1.0
-                elif mask == board:
-                    term[node] = 0.5
-                else:
-                    term[node] = _ONGOING
-            if term[node] != _ONGOING:
-                reward = term[node]
-                break
-            if child_count[node] < 0:
-                if (node != 0 and visits[node] == 0) or n_nodes + cols > cap:
-                    result, rng = c4k._playout(cur, mask, rows, cols, k, rng)
-                    reward = 0.5 - 0.5 * result  # result is for the side to move at node
-                    break
-                legal = (mask + bottom) & board
-                child_start[node] = n_nodes
-                count = 0
-                for col in range(cols):
-                    if legal & c4k.column_mask(col, rows):
-                        moves[n_nodes] = col
-                        visits[n_nodes] = 0
-                        wins[n_nodes] = 0.0
-                        child_count[n_nodes] = -1
-                        term[n_nodes] = _UNKNOWN
-                        n_nodes += 1
-                        count += 1
-                child_count[node] = count
-            node, rng = _select_child(node, child_start, child_count, visits, wins, c, rng)
-            col = moves[node]
-            bit = (mask + (np.uint64(1) << np.uint64(col * h))) & c4k.column_mask(col, rows)
-            cur, mask = cur ^ mask, mask | bit
-            depth += 1
-            path[depth] = node
-        _backup(path, depth, reward, visits, wins)
-    counts[0] = n_nodes
-    state[0] = rng
-
-
-@kernel
-def oth_iterations(
-    me0: np.uint64,
-    opp0: np.uint64,
-    iterations: int,
-    c: float,
-    child_start: I32,
-    child_count: I32,
-    moves: I32,
-    visits: I64,
-    wins: F64,
-    term: F64,
-    counts: I64,
-    state: U64,
-    path: I32,
-) -> None:
-    """Run Othello MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
-    n_nodes = counts[0]
-    rng = state[0]
-    cap = child_start.shape[0]
-    for _ in range(iterations):
-        node = 0
-        me = me0
-        opp = opp0
-        depth = 0
-        path[0] = 0
-        reward = 0.5
-        while True:
-            legal = ok.legal_mask(me, opp)
-            if term[node] == _UNKNOWN:
-                if legal == np.uint64(0) and ok.legal_mask(opp, me) == np.uint64(0):
-                    mine = popcount(me)
-                    theirs = popcount(opp)  # the discs of the mover into this node
-                    term[node] = 1.0 if theirs > mine else (0.5 if theirs == mine else 0.0)
-                else:
-                    term[node] = _ONGOING
-            if term[node] != _ONGOING:
-                reward = term[node]
-                break
-            if child_count[node] < 0:
-                if (node != 0 and visits[node] == 0) or n_nodes + 64 > cap:
-                    result, rng = ok._playout(me, opp, rng)
-                    reward = 0.5 - 0.5 * result
-                    break
-                child_start[node] = n_nodes
-                count = 0
-                if legal == np.uint64(0):
-                    moves[n_nodes] = _PASS
-                    visits[n_nodes] = 0
-                    wins[n_nodes] = 0.0
-                    child_count[n_nodes] = -1
-                    term[n_nodes] = _UNKNOWN
-                    n_nodes += 1
-                    count = 1
-                while legal:
-                    bit = legal & (~legal + np.uint64(1))
-                    legal ^= bit
-                    moves[n_nodes] = ok.bit_index(bit)
-                    visits[n_nodes] = 0
-                    wins[n_nodes] = 0.0
-                    child_count[n_nodes] = -1
-                    term[n_nodes] = _UNKNOWN
-                    n_nodes += 1
-                    count += 1
-                child_count[node] = count
-            node, rng = _select_child(node, child_start, child_count, visits, wins, c, rng)
-            sq = moves[node]
-            if sq == _PASS:
-                me, opp = opp, me
-            else:
-                f = ok.flips(me, opp, sq)
-                me, opp = opp ^ f, me | f | (np.uint64(1) << np.uint64(sq))
-            depth += 1
-            path[depth] = node
-        _backup(path, depth, reward, visits, wins)
-    counts[0] = n_nodes
-    state[0] = rng
-
-
-class _Tree:
-    """The preallocated node arrays of one search."""
+class Tree:
+    """The preallocated node arrays of one search (the games' iteration kernels fill them)."""
 
     def __init__(self, capacity: int, seed: int) -> None:
         self.child_start = np.zeros(capacity, dtype=np.int32)
@@ -250,9 +112,9 @@ class _Tree:
         self.moves = np.zeros(capacity, dtype=np.int32)
         self.visits = np.zeros(capacity, dtype=np.int64)
         self.wins = np.zeros(capacity, dtype=np.float64)
-        self.term = np.full(capacity, _UNKNOWN, dtype=np.float64)
+        self.term = np.full(capacity, UNKNOWN, dtype=np.float64)
         self.counts = np.ones(1, dtype=np.int64)
-        self.state = np.array([c4k.seed_rng(seed)], dtype=np.uint64)
+        self.state = np.array([seed_rng(seed)], dtype=np.uint64)
         self.path = np.zeros(256, dtype=np.int32)
 
     def root_children(self) -> list[tuple[int, int, float]]:
@@ -293,8 +155,8 @@ class MCTSAgent(Agent):
     """
 
     def __init__(self, game: str = "connect4", c: float = 1.4, pick: str = "ratio") -> None:
-        if game not in ("connect4", "othello"):
-            raise ValueError(f"mcts plays connect4 or othello, not {game!r}")
+        if game not in GAMES:
+            raise ValueError(f"mcts plays {' or '.join(GAMES)}, not {game!r}")
         check_params(PARAMS, "mcts", c=c, pick=pick)
         self.game = game
         self.c = float(c)
@@ -310,14 +172,14 @@ class MCTSAgent(Agent):
         sims = budget.nodes
         if sims is None:
             sims = DEFAULT_SIMULATIONS if deadline is None else 1 << 62
-        fanout = 8 if state.game == "connect4" else 33
-        capacity = min(MAX_NODES, sims * fanout + 64)
+        game_kit = cast(MctsKit, kit(state.game))
+        capacity = min(MAX_NODES, sims * game_kit.MCTS_FANOUT + 64)
         if budget.time is not None:
             # Allocating the full tree takes 20-60 ms: a short move cannot fill more than about
             # 5M nodes a second anyway (Connect Four's fastest rate, 7 children per expansion).
             capacity = min(capacity, int(budget.time * 5_000_000) + 1024)
-        tree = _Tree(capacity, seed)
-        run = self._runner(state, tree)
+        tree = Tree(capacity, seed)
+        run = game_kit.mcts_runner(state, tree, self.c)
         done = 0
         # Under a clock, a small first chunk measures the speed before committing: 1000 Othello
         # playouts alone take ~25 ms, past a tight deadline.
@@ -351,40 +213,11 @@ class MCTSAgent(Agent):
             },
         )  # fmt: skip
 
-    def _runner(self, state: GameState, tree: _Tree) -> Callable[[int], None]:
-        """A function running n iterations of the game's kernel on `tree`."""
-        from engine.games.connect4 import Connect4State
-        from engine.games.othello import OthelloState
-
-        if isinstance(state, Connect4State):
-            cur, mask = np.uint64(state.current), np.uint64(state.mask)
-            rows, cols, k = state.rows, state.cols, state.k
-
-            def run_c4(n: int) -> None:
-                c4_iterations(
-                    cur, mask, rows, cols, k, n, self.c, tree.child_start, tree.child_count,
-                    tree.moves, tree.visits, tree.wins, tree.term, tree.counts, tree.state,
-                    tree.path,
-                )  # fmt: skip
-
-            return run_c4
-        if isinstance(state, OthelloState):
-            me, opp = np.uint64(state.me), np.uint64(state.opp)
-
-            def run_oth(n: int) -> None:
-                oth_iterations(
-                    me, opp, n, self.c, tree.child_start, tree.child_count, tree.moves,
-                    tree.visits, tree.wins, tree.term, tree.counts, tree.state, tree.path,
-                )  # fmt: skip
-
-            return run_oth
-        raise TypeError(f"mcts cannot play {state.game}")
-
 
 AGENT_INFOS = [
     AgentInfo(
         "mcts",
-        ("connect4", "othello"),
+        GAMES,
         "plays thousands of random games from the position and picks the move that wins "
         "most often; sees short tactics, misses long plans",
         MCTSAgent,

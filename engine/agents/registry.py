@@ -5,7 +5,7 @@ An agent is named by a spec string: `name` or `name:key=value:key=value`. The ke
 checked against the agent's declared parameter table (`AgentInfo.params`: type and range), so a
 typo or a hostile value (`time=inf`, `lr=nan`, `chance_plies=200`) is one clear error, never a
 silent default or a search that does not stop. A level (`easy`, `medium`, ...) is a fixed spec
-plus budget per game, so `/play level:hard` and `python -m engine match --agents hard,minimax`
+plus budget per game, so `/play level:hard` and `python -m tools match --agents hard,minimax`
 mean the same thing everywhere.
 """
 

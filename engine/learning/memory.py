@@ -1,8 +1,8 @@
 """Where memories live: the `MemoryBackend` protocol, a dict backend, and `MemorySession`.
 
-The engine never touches SQLite: the `train` CLI hands the runner a backend over `db.store.Store`
-(engine/train_cli.py), tests an `InMemoryBackend`. `MemorySession` is the memory of learning
-agents playing outside training (`match`, `serve`).
+The engine never touches SQLite: the `train` tool hands the runner a backend over
+`db.store.Store` (tools/train_cli.py), tests an `InMemoryBackend`. `MemorySession` is the
+memory of learning agents playing outside training (`match`, `serve`).
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
-"""Fitting the Othello pattern evaluation (`patterns.py`) from self-play games.
+"""Fitting the Othello pattern evaluation (`patterns.py`) from self-play games: the games and
+the fit; `tools/patternfit.py` runs them (`python -m tools othello-eval`).
 
 Games: the first plies at random, then a two-ply search on the standard evaluation with a few
 random moves, until `SOLVE_AT` empty squares; from there the exact solver plays on and
 labels every position with its exact final disc difference. Earlier positions are labelled
 with the exact value of the game's first solved position (seen from their own side to move).
-Games are written in chunks as they come (``<out>.parts/``), so a rerun goes on where it
-stopped; then one ridge least-squares fit per phase (conjugate gradients on the sparse
-pattern features, numpy only) writes the weights.
+Then one ridge least-squares fit per phase (conjugate gradients on the sparse pattern
+features, numpy only) gives the weights.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -25,27 +19,18 @@ import numpy.typing as npt
 from engine.agents.othello import patterns as pt
 from engine.agents.othello.evals import evaluate, final_score
 from engine.games.bits import kernel, popcount, xorshift
-from engine.games.othkernels import flips, legal_mask
+from engine.games.othkernels import _nth_bit, bit_index, flips, legal_mask
 
 SOLVE_AT = 14  # empties from which the solver plays on and labels exactly
-CHUNK = 250  # games per work file
 RANDOM_PLIES = 8
 EPSILON = 0.02
 RIDGE = 100.0  # measured on phases 4 and 6: held-out error falls from 2 to 100
-HOLD_OUT = 10  # one game in this many is kept out of the fit to measure it
-MIN_GAMES = HOLD_OUT  # fewer games hold none out: the fit could not be measured
 
 
 @kernel
 def _pick(moves: np.uint64, n: int) -> int:
     """The square of the n-th set bit of `moves`."""
-    for _ in range(n):
-        moves &= moves - np.uint64(1)
-    m = moves & (~moves + np.uint64(1))
-    sq = 0
-    while (np.uint64(1) << np.uint64(sq)) != m:
-        sq += 1
-    return sq
+    return bit_index(_nth_bit(moves, n))
 
 
 @kernel
@@ -113,7 +98,7 @@ def play_game(
     seed: int,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float32]]:
     """One labelled game: (mover's discs, opponent's discs, exact-based label) per position."""
-    from engine.agents.othello.minimax import OthelloSearch
+    from engine.agents.othello.search import OthelloSearch
 
     me_buf = np.zeros(64, dtype=np.uint64)
     opp_buf = np.zeros(64, dtype=np.uint64)
@@ -151,65 +136,6 @@ def play_game(
         np.array(mes, dtype=np.uint64),
         np.array(opps, dtype=np.uint64),
         np.array(labels, dtype=np.float32),
-    )
-
-
-def _chunk(first: int, count: int, path: str) -> int:
-    parts = [play_game(first + g) for g in range(count)]
-    np.savez_compressed(
-        path,
-        me=np.concatenate([p[0] for p in parts]),
-        opp=np.concatenate([p[1] for p in parts]),
-        label=np.concatenate([p[2] for p in parts]),
-        game=np.concatenate([np.full(len(p[0]), first + g) for g, p in enumerate(parts)]),
-    )
-    return count
-
-
-def generate(
-    out: Path, games: int, workers: int, progress: Callable[[int, int], None] | None = None
-) -> Path:
-    """Play `games` labelled games in chunks under ``<out>.parts`` (existing chunks count)."""
-    parts = out.with_suffix(out.suffix + ".parts")
-    parts.mkdir(parents=True, exist_ok=True)
-    todo = [
-        c for c in range(0, games, CHUNK) if not (parts / f"chunk-{c // CHUNK:05d}.npz").exists()
-    ]
-    done = games - sum(min(CHUNK, games - c) for c in todo)
-    if progress:
-        progress(done, games)
-    with ProcessPoolExecutor(workers, get_context("spawn")) as pool:
-        futures = [
-            pool.submit(
-                _chunk, c, min(CHUNK, games - c), str(parts / f"chunk-{c // CHUNK:05d}.npz")
-            )
-            for c in todo
-        ]
-        for fut in as_completed(futures):
-            done += fut.result()
-            if progress:
-                progress(done, games)
-    return parts
-
-
-Positions = tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float32], npt.NDArray[np.int64]
-]
-
-
-def load_positions(parts: Path, games: int) -> Positions:
-    """(mover's discs, opponent's, label, game number) of every position of the chunks."""
-    files = [parts / f"chunk-{c // CHUNK:05d}.npz" for c in range(0, games, CHUNK)]
-    cols: dict[str, list[npt.NDArray[np.generic]]] = {"me": [], "opp": [], "label": [], "game": []}
-    for f in files:
-        with np.load(f) as data:
-            for key, got in cols.items():
-                got.append(data[key])
-    return (
-        np.concatenate(cols["me"]).astype(np.uint64),
-        np.concatenate(cols["opp"]).astype(np.uint64),
-        np.concatenate(cols["label"]).astype(np.float32),
-        np.concatenate(cols["game"]).astype(np.int64),
     )
 
 
@@ -313,35 +239,3 @@ def fit(
             )
             progress(f"phase {p}: {int((~test).sum())} positions fitted, {measured}")
     return weights, errors
-
-
-def build(out: Path, games: int, workers: int = os.cpu_count() or 1) -> list[float]:
-    """Generate (resumably) and fit; write the weights to `out`."""
-    if games < MIN_GAMES:
-        raise ValueError(
-            f"--games must be at least {MIN_GAMES}: one game in {HOLD_OUT} is held out to "
-            "measure the fit"
-        )
-    t0 = time.monotonic()
-
-    def bar(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(1, total)
-        rate = done / max(1e-9, time.monotonic() - t0)
-        print(
-            f"\rgames [{'#' * filled}{'.' * (width - filled)}] {done}/{total} ({rate:.0f}/s)",
-            end="",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    parts = generate(out, games, workers, bar)
-    print(file=sys.stderr)
-    me, opp, label, game = load_positions(parts, games)
-    held_out = game % HOLD_OUT == HOLD_OUT - 1  # every tenth game checks the fit
-    weights, errors = fit(me, opp, label, held_out, lambda line: print(line, file=sys.stderr))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, weights=weights, games=np.int64(games), errors=np.array(errors))
-    tmp.replace(out)
-    return errors

@@ -2,7 +2,7 @@
 evaluation): the position's value is a sum of weights, one per pattern instance, looked up by
 the configuration (empty, mine, theirs) of that instance's squares, plus a mobility and a
 constant term, with one set of weights per game phase. The weights are fitted from games
-(`engine/agents/othello/pattern_fit.py`, ``python -m engine othello-eval``) and shipped as
+(`engine/agents/othello/pattern_fit.py`, ``python -m tools othello-eval``) and shipped as
 compressed numpy (`data/othello_patterns.npz`). Values are disc differences for the side to
 move, returned in hundredths (the search's units).
 

@@ -1,9 +1,9 @@
-"""`python -m engine train`, and the memory plumbing of `match --db` / `serve --db`.
+"""`python -m tools train`, and the memory plumbing of `match --db` / `serve --db`.
 
-This module is the composition root of training: it is the ONE place in `engine/` that touches
-`db/` (it imports `db.store` lazily, inside `StoreBackend`), so that what the CLI trains lands in
-the bot's database (`data/boardbot.db`, or $BOARDBOT_DB) and the bot plays with it. Everything
-else in `engine/` stays free of SQLite: the learning core (`engine/learning/`) only sees the
+This module is the composition root of training: the one place of the tools that touches `db/`
+(it imports `db.store` lazily, inside `StoreBackend`), so that what the command line trains
+lands in the bot's database (`data/boardbot.db`, or $BOARDBOT_DB) and the bot plays with it.
+The learning core (`engine/learning/`) and the training loop (`tools/training/`) only see the
 `MemoryBackend` protocol.
 """
 
@@ -22,19 +22,10 @@ from typing import Any
 from engine.agents import registry
 from engine.agents.base import LearningAgent, Limits
 from engine.games.catalog import INFO
-from engine.learning import (
-    SELF,
-    InMemoryBackend,
-    MemoryBackend,
-    TrainConfig,
-    learning_agent,
-    plot_curves,
-    read_csv,
-    train,
-    with_memory,
-)
-from engine.play import Progress
-from engine.plotting import plot_problem
+from engine.learning import InMemoryBackend, MemoryBackend, learning_agent, with_memory
+from tools.plotting import plot_problem
+from tools.progress import Progress
+from tools.training import SELF, TrainConfig, TrainReport, plot_curves, read_csv, train
 
 DEFAULT_DB = "data/boardbot.db"
 
@@ -112,10 +103,14 @@ class _StopFlag:
         print("\nstopping after this round (Ctrl-C again to abort)...", file=sys.stderr)
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    opponents = (
-        tuple(o.strip() for o in args.opponent.split(",") if o.strip()) if args.opponent else None
-    )
+def _opponents(args: argparse.Namespace) -> tuple[str, ...] | None:
+    if not args.opponent:
+        return None
+    return tuple(o.strip() for o in args.opponent.split(",") if o.strip())
+
+
+def _train_problem(args: argparse.Namespace, opponents: tuple[str, ...] | None) -> str | None:
+    """The one-line problem with the options, found before any game is played."""
     problem = None
     if args.workers is not None and args.workers < 1:
         problem = "--workers must be at least 1"
@@ -137,59 +132,78 @@ def cmd_train(args: argparse.Namespace) -> int:
         problem = plot_problem(args.plot)
     if problem is None and args.csv and not Path(args.csv).resolve().parent.is_dir():
         problem = f"--csv: the folder {Path(args.csv).resolve().parent} does not exist"
+    return problem
+
+
+def _config(
+    args: argparse.Namespace, opponents: tuple[str, ...] | None, backend: StoreBackend
+) -> TrainConfig:
+    """The run the options ask for; with --total, the games still to go to reach --games."""
+    config = TrainConfig(
+        game=args.game,
+        agent=args.agent,
+        games=args.games,
+        memory=args.memory,
+        opponents=opponents,
+        workers=args.workers or os.cpu_count() or 1,
+        checkpoint=args.checkpoint,
+        eval_every=args.eval_every,
+        eval_games=args.eval_games,
+        seed=args.seed,
+        variant=args.variant,
+        opening_plies=args.opening_plies,
+        exploration_final=args.exploration_final,
+        round_games=args.round_games,
+        csv_path=args.csv,
+    )
+    if args.total:
+        spec, _ = registry.resolve(args.agent, args.game, limits=Limits.none())
+        agent = learning_agent(with_memory(spec, args.memory), args.game)
+        done = 0 if agent is None else backend.load(agent.memory_kind, agent.memory_name)[1]
+        remaining = max(0, args.games - done)
+        print(f"{done} games trained so far; {remaining} to go to {args.games}")
+        config = TrainConfig(**{**_fields(config), "games": remaining})
+    return config
+
+
+def _on_eval(row: Mapping[str, Any]) -> None:
+    scores = "  ".join(
+        f"{k[: -len('_score')]} {100 * float(v):.1f}%"
+        for k, v in row.items()
+        if k.endswith("_score")
+    )
+    print(f"\n[{row['games']} games, {row['rows']} rows] {scores}", flush=True)
+
+
+def _run(args: argparse.Namespace, config: TrainConfig, backend: StoreBackend) -> TrainReport:
+    """Train, the first Ctrl-C or SIGTERM finishing the round (docs/learning.md)."""
+    progress = Progress(config.games, f"train {args.agent}", force=args.progress)
+    flag = _StopFlag()
+    old = {s: signal.signal(s, flag) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return train(
+            config,
+            backend,
+            on_progress=lambda n, text: progress.update(n, text),
+            should_stop=lambda: flag.stop,
+            on_eval=_on_eval,
+        )
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    opponents = _opponents(args)
+    problem = _train_problem(args, opponents)
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     db = args.db or default_db_path()
     backend = StoreBackend(db)
     try:
-        config = TrainConfig(
-            game=args.game,
-            agent=args.agent,
-            games=args.games,
-            memory=args.memory,
-            opponents=opponents,
-            workers=args.workers or os.cpu_count() or 1,
-            checkpoint=args.checkpoint,
-            eval_every=args.eval_every,
-            eval_games=args.eval_games,
-            seed=args.seed,
-            variant=args.variant,
-            opening_plies=args.opening_plies,
-            exploration_final=args.exploration_final,
-            round_games=args.round_games,
-            csv_path=args.csv,
-        )
-        if args.total:
-            spec, _ = registry.resolve(args.agent, args.game, limits=Limits.none())
-            agent = learning_agent(with_memory(spec, args.memory), args.game)
-            done = 0 if agent is None else backend.load(agent.memory_kind, agent.memory_name)[1]
-            remaining = max(0, args.games - done)
-            print(f"{done} games trained so far; {remaining} to go to {args.games}")
-            config = TrainConfig(**{**_fields(config), "games": remaining})
-        progress = Progress(config.games, f"train {args.agent}", force=args.progress)
-        flag = _StopFlag()
-        old = {s: signal.signal(s, flag) for s in (signal.SIGINT, signal.SIGTERM)}
-
-        def on_eval(row: Mapping[str, Any]) -> None:
-            scores = "  ".join(
-                f"{k[: -len('_score')]} {100 * float(v):.1f}%"
-                for k, v in row.items()
-                if k.endswith("_score")
-            )
-            print(f"\n[{row['games']} games, {row['rows']} rows] {scores}", flush=True)
-
-        try:
-            result = train(
-                config,
-                backend,
-                on_progress=lambda n, text: progress.update(n, text),
-                should_stop=lambda: flag.stop,
-                on_eval=on_eval,
-            )
-        finally:
-            for s, handler in old.items():
-                signal.signal(s, handler)
+        config = _config(args, opponents, backend)
+        result = _run(args, config, backend)
         print(
             f"trained {result.games_run} games in {result.seconds:.1f} s "
             f"({result.games_per_second:.0f} games/s while training, {config.workers} workers); "
@@ -199,13 +213,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.csv and result.evals:
             print(f"appended {len(result.evals)} evaluation rows to {args.csv}")
         if args.plot:
-            rows: list[Mapping[str, Any]] = list(read_csv(args.csv)) if args.csv else []
-            rows = rows or list(result.evals)
-            if rows:
-                plot_curves(rows, args.plot, f"{args.agent} on {args.game}: learning curve")
-                print(f"wrote the learning curve to {args.plot}")
-            else:
-                print(f"no evaluation rows: no learning curve drawn ({args.plot} not written)")
+            _plot(args, result)
         if result.interrupted:
             print("interrupted: run the same command again to continue", file=sys.stderr)
             return 130
@@ -214,12 +222,22 @@ def cmd_train(args: argparse.Namespace) -> int:
         backend.close()
 
 
+def _plot(args: argparse.Namespace, result: TrainReport) -> None:
+    rows: list[Mapping[str, Any]] = list(read_csv(args.csv)) if args.csv else []
+    rows = rows or list(result.evals)
+    if rows:
+        plot_curves(rows, args.plot, f"{args.agent} on {args.game}: learning curve")
+        print(f"wrote the learning curve to {args.plot}")
+    else:
+        print(f"no evaluation rows: no learning curve drawn ({args.plot} not written)")
+
+
 def _fields(config: TrainConfig) -> dict[str, Any]:
     return {f: getattr(config, f) for f in TrainConfig.__dataclass_fields__}
 
 
 def add_parser(sub: Any) -> None:
-    """The `train` subcommand (called by `engine.cli.build_parser`)."""
+    """The `train` subcommand (called by `tools.cli.build_parser`)."""
     from engine.games import GAMES
 
     p = sub.add_parser("train", help="train a learning agent (self-play or against an opponent)")

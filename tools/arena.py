@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import copy
 import math
-import multiprocessing
 import random
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +29,7 @@ from engine.games import new_game
 from engine.games.base import GameState
 from engine.play import play_game, random_opening
 from engine.warm import warm_agent, warm_positions
+from tools.pool import as_done, pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,26 +250,13 @@ def _play_in_pool(
 ) -> list[GameResult]:
     # Small batches cut the per-task overhead of quick games but keep the load balanced.
     size = max(1, min(8, math.ceil(len(tasks) / (workers * 8))))
-    ctx = multiprocessing.get_context("spawn")
     results: list[GameResult] = []
-    with ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=init_worker, initargs=(config,)
-    ) as pool:
-        pending: set[Future[list[GameResult]]] = {
-            pool.submit(_play_batch, batch) for batch in _batches(tasks, size)
-        }
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    batch_results = future.result()
-                    results.extend(batch_results)
-                    if on_done is not None:
-                        on_done(len(batch_results))
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+    with pool(workers, init_worker, (config,)) as executor:
+        jobs = [(batch,) for batch in _batches(tasks, size)]
+        for batch_results in as_done(executor, _play_batch, jobs):
+            results.extend(batch_results)
+            if on_done is not None:
+                on_done(len(batch_results))
     return results
 
 

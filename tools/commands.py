@@ -1,46 +1,28 @@
-"""`python -m engine`: agents, serve, perft, match, arena, train, book, analyse, replay,
-othello-eval.
-
-A tool writes where the user says (`--out`, `--plot`, ...) or into the user data folder
-(`user_data_dir`), never into the installed package: the shipped opening book and Othello
-weights change only with `--replace-shipped`, which says what it replaced. Every file written is
-named in one printed line.
-"""
+"""The commands of `python -m tools` that play and look at games: agents, serve, perft, match,
+arena, analyse, replay."""
 
 from __future__ import annotations
 
 import argparse
 import io
 import json
-import math
 import os
 import random
-import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import platformdirs
-
 from engine.agents import registry
 from engine.agents.base import Agent, Budget, Decision, LearningAgent, Limits
-from engine.agents.connect4 import book as c4book
 from engine.games import GAMES, new_game
 from engine.games.base import GameState, Outcome, Termination
 from engine.games.catalog import game_info
 from engine.learning import MemorySession, uses_memory, with_memory
-from engine.play import Progress, play_game
-from engine.plotting import INSTALL as PLOTS_INSTALL
-from engine.plotting import file_problem, plot_problem
-from engine.train_cli import StoreBackend, close_backend, open_backend
-from engine.train_cli import add_parser as add_train_parser
-
-DESCRIPTION = (
-    "The engine without the bot: list the agents, answer positions over the engine protocol, "
-    "count positions, play matches and tournaments between agents, train learning agents and "
-    "solve the Connect Four opening book."
-)
+from engine.play import play_game
+from tools.plotting import file_problem, plot_problem
+from tools.progress import Progress
+from tools.train_cli import StoreBackend, close_backend, open_backend
 
 #: The command line runs on the operator's own machine: no ceiling on what it may ask for.
 OFFLINE = Limits.none()
@@ -52,15 +34,6 @@ ENDINGS = {
     Termination.NO_MOVES: "no moves left",
 }
 
-BOOK_FILE = "c4book.txt"
-PATTERNS_FILE = "othello_patterns.npz"
-
-
-def user_data_dir() -> Path:
-    """Where the tools write what they build unless told otherwise (the platform's user data
-    folder, e.g. ~/.local/share/boardbot on Linux): never the installed package."""
-    return Path(platformdirs.user_data_dir("boardbot"))
-
 
 def how_it_ended(state: GameState, outcome: Outcome) -> str:
     """The words for how a game ended ("four in a row", ...), `state` any position of it: a
@@ -69,29 +42,6 @@ def how_it_ended(state: GameState, outcome: Outcome) -> str:
     if outcome.termination is Termination.CONNECT and k != 4:
         return f"{k} in a row"
     return ENDINGS.get(outcome.termination, outcome.termination.value)
-
-
-def _add_game(p: argparse.ArgumentParser, required: bool = True) -> None:
-    p.add_argument("--game", choices=GAMES, required=required, help="which game")
-    p.add_argument(
-        "--variant",
-        default=None,
-        help="Connect Four board: COLSxROWS, or COLSxROWSkK for K in a row (default 7x6k4)",
-    )
-
-
-def _add_memory(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--db",
-        default=None,
-        help="SQLite file of what learning agents have learned: they play with it (match also "
-        "learns into it)",
-    )
-    p.add_argument(
-        "--memory",
-        default=None,
-        help="which named memory learning agents use (default: 'default')",
-    )
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
@@ -105,7 +55,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from engine.serve import serve
+    from tools.serve import serve
 
     try:
         settings = registry.parse_settings(args.set or [])
@@ -272,7 +222,7 @@ def _play_match(
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
-    from engine import arena
+    from tools import arena
 
     names = [n.strip() for n in args.agents.split(",")]
     problem = None
@@ -332,80 +282,6 @@ def cmd_arena(args: argparse.Namespace) -> int:
     return 0
 
 
-def _out_path(args: argparse.Namespace, name: str, shipped: Path, what: str) -> Path:
-    """The file a build writes: --out, else `name` in the user data folder; never the shipped
-    file itself (--replace-shipped copies a finished build over it instead)."""
-    out = Path(args.out) if args.out else user_data_dir() / name
-    if out.resolve() == shipped.resolve():
-        raise ValueError(
-            f"--out {args.out} is the shipped {what}: build elsewhere (the default is the user "
-            "data folder) and add --replace-shipped to copy the result over it"
-        )
-    return out
-
-
-def _describe(path: Path) -> str:
-    """Size of a data file, for the line saying what was replaced."""
-    if not path.exists():
-        return "no file"
-    size = path.stat().st_size
-    if path.suffix == ".txt":
-        return f"{len(path.read_text().splitlines())} lines, {size} bytes"
-    try:  # the Othello weights say how many games they were fitted on
-        import numpy as np
-
-        with np.load(path) as data:
-            return f"fitted on {int(data['games'])} games, {size} bytes"
-    except (OSError, KeyError, ValueError):
-        return f"{size} bytes"
-
-
-def _replace_shipped(built: Path, shipped: Path, what: str) -> None:
-    """Copy `built` over the shipped file and say what was replaced."""
-    before = _describe(shipped)
-    tmp = shipped.with_name(shipped.name + ".new")
-    shutil.copyfile(built, tmp)
-    tmp.replace(shipped)  # in one step: a reader never sees half a file
-    print(f"replaced the shipped {what} {shipped}: was {before}, now {_describe(shipped)}")
-
-
-def cmd_book(args: argparse.Namespace) -> int:
-    if (
-        not 1 <= args.ply <= 8
-        or args.workers < 1
-        or (args.minutes is not None and args.minutes <= 0)
-    ):
-        print(
-            "error: --ply takes 1..8, --workers at least 1, --minutes more than 0", file=sys.stderr
-        )
-        return 2
-    out = _out_path(args, BOOK_FILE, c4book.BOOK_PATH, "book")
-    progress: Progress | None = None
-
-    def on_progress(done: int, total: int) -> None:
-        nonlocal progress
-        if progress is None:
-            progress = Progress(total, f"book ply {args.ply}")
-            progress.update(done, "resumed" if done else "")
-        elif done > progress.done:
-            progress.update(done - progress.done, "")
-
-    size, solved, total = c4book.build(
-        out,
-        ply=args.ply,
-        workers=args.workers,
-        stop_after=None if args.minutes is None else args.minutes * 60,
-        progress=on_progress,
-    )
-    print(f"wrote {size} positions to {out} ({solved} of {total} with {args.ply} discs)")
-    if solved < total:
-        kept = " (the shipped book is not replaced)" if args.replace_shipped else ""
-        print(f"unfinished{kept}: run the same command again to go on", file=sys.stderr)
-    elif args.replace_shipped:
-        _replace_shipped(out, c4book.BOOK_PATH, "book")
-    return 0
-
-
 def _game_moves(args: argparse.Namespace) -> list[str]:
     from engine import analysis
 
@@ -432,7 +308,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from engine.pictures import Replay, final_png, replay_gif
+    from tools.pictures import Replay, final_png, replay_gif
 
     moves = _game_moves(args)
     if not args.gif and not args.png:
@@ -464,188 +340,3 @@ def cmd_replay(args: argparse.Namespace) -> int:
             Path(path).write_bytes(draw(replay))
             print(f"wrote {what} to {path}")
     return 0
-
-
-def cmd_othello_eval(args: argparse.Namespace) -> int:
-    from engine.agents.othello import pattern_fit
-    from engine.agents.othello import patterns as pt
-
-    if args.games < pattern_fit.MIN_GAMES:
-        raise ValueError(
-            f"--games must be at least {pattern_fit.MIN_GAMES}: one game in "
-            f"{pattern_fit.HOLD_OUT} is held out to measure the fit"
-        )
-    if args.workers < 1:
-        raise ValueError("--workers must be at least 1")
-    out = _out_path(args, PATTERNS_FILE, pt.DATA, "Othello weights")
-    errors = pattern_fit.build(out, args.games, args.workers)
-    shown = " ".join("n/a" if math.isnan(e) else f"{e:.1f}" for e in errors)
-    print(f"wrote the weights to {out}: {len(errors)} phases, held-out errors (discs) {shown}")
-    if args.replace_shipped:
-        _replace_shipped(out, pt.DATA, "Othello weights")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("agents", help="list every agent and difficulty level, with what it does")
-    p.add_argument("--game", choices=GAMES, help="only this game")
-    p.set_defaults(func=cmd_agents)
-
-    p = sub.add_parser(
-        "serve", help="answer positions read on stdin with moves on stdout (the engine protocol)"
-    )
-    _add_game(p)
-    p.add_argument("--agent", required=True, help="agent or level, e.g. random or minimax:depth=4")
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an agent parameter, e.g. depth=6 (repeat for more)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
-    )
-    _add_memory(p)
-    p.set_defaults(func=cmd_serve)
-
-    p = sub.add_parser("perft", help="count the positions at each depth (checks move generation)")
-    _add_game(p)
-    p.add_argument("--depth", type=int, required=True, help="count up to this many moves")
-    p.add_argument("--timing", action="store_true", help="print each depth's time on stderr")
-    p.set_defaults(func=cmd_perft)
-
-    p = sub.add_parser(
-        "match", help="play two agents against each other: one game shown, or many and a table"
-    )
-    _add_game(p)
-    p.add_argument("--agents", required=True, help="two agents, e.g. random,onestep")
-    p.add_argument(
-        "--games",
-        type=int,
-        default=1,
-        help="games to play, colours alternating (one is shown move by move)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object of results")
-    p.add_argument("--delay", type=float, default=0.0, help="seconds between shown moves")
-    p.add_argument(
-        "--chance-rule",
-        action="store_true",
-        help="when an expectiminimax agent bets on random replies, its opponent must then "
-        "reply at random",
-    )
-    _add_memory(p)
-    p.set_defaults(func=cmd_match)
-
-    p = sub.add_parser(
-        "arena", help="a round-robin tournament on every core: table, ratings, move times"
-    )
-    _add_game(p)
-    p.add_argument(
-        "--agents", required=True, help="two or more agents, e.g. random,onestep,minimax:depth=4"
-    )
-    p.add_argument("--games", type=int, default=2, help="games per pairing")
-    p.add_argument(
-        "--seed", type=int, default=None, help="random seed (default: a new one each run)"
-    )
-    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    p.add_argument("--opening-plies", type=int, default=None, help="random plies before a game")
-    p.add_argument("--json", action="store_true", help="print one JSON object of results")
-    p.add_argument("--save-json", metavar="FILE", help="also write the JSON results to FILE")
-    p.add_argument(
-        "--plot",
-        metavar="FILE.png",
-        default=None,
-        help=f"draw the tables to a PNG (needs matplotlib: {PLOTS_INSTALL})",
-    )
-    p.set_defaults(func=cmd_arena)
-
-    p = sub.add_parser(
-        "book",
-        help="solve the Connect Four opening book the expert level plays from (hours of CPU)",
-    )
-    p.add_argument("--ply", type=int, default=4, help="solve every position of this many discs")
-    p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
-    )
-    p.add_argument(
-        "--out",
-        default=None,
-        help=f"the book file to write (default: {user_data_dir() / BOOK_FILE}; its work file, "
-        "which makes the build resumable, goes beside it)",
-    )
-    p.add_argument("--minutes", type=float, default=None, help="stop after this long (resumable)")
-    p.add_argument(
-        "--replace-shipped",
-        action="store_true",
-        help="once the book is finished, copy it over the shipped book the expert level reads",
-    )
-    p.set_defaults(func=cmd_book)
-
-    p = sub.add_parser(
-        "analyse", help="judge every move of a game: best, good, inaccuracy, miss, blunder"
-    )
-    _add_game(p)
-    p.add_argument(
-        "--moves",
-        required=True,
-        help="the moves: Connect Four columns like 4453, Othello squares like d3c5 (or "
-        "separated by spaces), pass allowed",
-    )
-    p.add_argument(
-        "--budget",
-        type=float,
-        default=None,
-        help="seconds (default: 4.5 Connect Four, 13.5 Othello)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_analyse)
-
-    p = sub.add_parser("replay", help="draw a game as an animated GIF and its end as a PNG")
-    _add_game(p)
-    p.add_argument("--moves", required=True, help="the moves, as for analyse")
-    p.add_argument("--gif", metavar="FILE.gif", help="write the animated replay here")
-    p.add_argument("--png", metavar="FILE.png", help="write the final position here")
-    p.add_argument("--force", action="store_true", help="overwrite files that exist")
-    p.set_defaults(func=cmd_replay)
-
-    p = sub.add_parser(
-        "othello-eval",
-        help="fit the Othello pattern evaluation from self-play games labelled by the solver",
-    )
-    p.add_argument("--games", type=int, default=20000, help="games to play (resumable)")
-    p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
-    )
-    p.add_argument(
-        "--out",
-        default=None,
-        help=f"the weights file to write (default: {user_data_dir() / PATTERNS_FILE}; the "
-        "games are kept beside it, in OUT.parts, so a rerun goes on)",
-    )
-    p.add_argument(
-        "--replace-shipped",
-        action="store_true",
-        help="then copy the weights over the shipped ones the Othello levels read",
-    )
-    p.set_defaults(func=cmd_othello_eval)
-
-    add_train_parser(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "games", 1) < 1:
-        print("error: --games must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        return int(args.func(args))
-    except (ValueError, OSError) as exc:  # a bad option or file: one line, not a traceback
-        print(f"error: {exc}", file=sys.stderr)
-        return 2

@@ -14,7 +14,7 @@ from engine.agents import registry
 from engine.agents.base import Agent, AgentSpec, LearningAgent, Limits
 from engine.games.catalog import game_info
 from engine.learning.rule import seat_result
-from engine.learning.workers import PlayedGame, TrainGame
+from tools.training.workers import PlayedGame, TrainGame
 
 
 @dataclass(frozen=True, slots=True)

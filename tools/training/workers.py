@@ -3,15 +3,13 @@
 A worker gets the whole memory once, then with every round the rows changed since it last heard
 from the parent; it plays its share of the round's `TrainGame`s and sends back `PlayedGame`s
 (opening, moves, winner). With one worker the games are played in this process on the live
-memory. Learning happens in the parent only (engine/learning/runner.py).
+memory. Learning happens in the parent only (tools/training/runner.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import random
-import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -23,6 +21,7 @@ from engine.games import new_game
 from engine.games.base import Move
 from engine.learning.selfplay import line_up, play_and_learn
 from engine.play import random_opening_moves
+from tools.pool import worker
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +87,6 @@ def _worker_main(
     conn: Connection, game: str, variant: str | None, snapshot: dict[bytes, bytes]
 ) -> None:
     """A worker process: apply each round's row delta to the replica, play, send the games."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     player = _Player(game, variant, snapshot)
     replica = snapshot
     while True:
@@ -116,14 +114,8 @@ class Workers:
         if self.n == 1:
             self.local = _Player(game, variant, memory)  # the live memory: never stale
             return
-        ctx = multiprocessing.get_context("spawn")
         for _ in range(self.n):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(
-                target=_worker_main, args=(child, game, variant, dict(memory)), daemon=True
-            )
-            proc.start()
-            child.close()
+            parent, proc = worker(_worker_main, game, variant, dict(memory))
             self.conns.append(parent)
             self.procs.append(proc)
 

@@ -1,6 +1,7 @@
 """Pictures of a match for both front ends: a PNG of a position and an animated GIF of a whole
 game (a frame per move, the last move ringed, coordinates on the edges, the result on the
-last frame), drawn with Pillow.
+last frame), drawn with Pillow from what each game's kit says a position looks like
+(`engine.picture`).
 
 Frames are palette images with one fixed palette, so the GIF needs no colour quantising and
 Pillow stores each frame as the small rectangle that changed: a 60-move Othello game stays
@@ -12,13 +13,14 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 from PIL import Image, ImageDraw, ImageFont
 
 from engine.games import new_game
 from engine.games.base import GameState, Move
-from engine.games.connect4 import Connect4State
-from engine.games.othello import OthelloState
+from engine.kits import kit
+from engine.picture import Picture, PictureKit
 
 #: The palette, by index: what each index is for.
 BG, TEXT, DIM, RING, C4_BOARD, HOLE, RED, YELLOW, GREEN, LINE, BLACK, WHITE = range(12)
@@ -74,10 +76,24 @@ def positions(replay: Replay) -> list[tuple[GameState, Move | None]]:
     return out
 
 
-def _size(state: GameState) -> tuple[int, int, int, int]:
-    """(columns, rows, width, height) of the picture of `state`."""
-    cols, rows = (state.cols, state.rows) if isinstance(state, Connect4State) else (8, 8)
-    return cols, rows, 2 * EDGE + cols * CELL, TOP + 2 * EDGE + rows * CELL + BOTTOM
+#: The palette index of each colour a game's picture names (engine/picture.py).
+COLOURS = {
+    "blue": C4_BOARD,
+    "green": GREEN,
+    "red": RED,
+    "yellow": YELLOW,
+    "black": BLACK,
+    "white": WHITE,
+}
+
+
+def _picture(state: GameState, last: Move | None) -> Picture:
+    return cast(PictureKit, kit(state.game)).picture(state, last)
+
+
+def _size(pic: Picture) -> tuple[int, int]:
+    """(width, height) of a picture."""
+    return 2 * EDGE + pic.cols * CELL, TOP + 2 * EDGE + pic.rows * CELL + BOTTOM
 
 
 def _disc(draw: ImageDraw.ImageDraw, x: int, y: int, fill: int, ring: bool) -> None:
@@ -88,63 +104,53 @@ def _disc(draw: ImageDraw.ImageDraw, x: int, y: int, fill: int, ring: bool) -> N
         draw.ellipse(box, outline=RING, width=4)
 
 
-def _connect4(draw: ImageDraw.ImageDraw, s: Connect4State, last: Move | None) -> None:
+def _board(draw: ImageDraw.ImageDraw, pic: Picture) -> None:
+    """The board: a frame with holes, or squares with lines between them."""
     x0, y0 = EDGE, TOP + EDGE
-    draw.rectangle((x0, y0, x0 + s.cols * CELL - 1, y0 + s.rows * CELL - 1), fill=C4_BOARD)
-    grid = s.board()  # row 0 at the top
-    ringed = {s.cell_of(bit) for bit in s.outcome_cells()}  # (col, row from the bottom)
-    if last is not None:
-        ringed.add((int(last), s.heights[int(last)] - 1))
-    for r in range(s.rows):
-        for c in range(s.cols):
-            who = int(grid[r, c])
-            fill = HOLE if who == 0 else (RED if who == 1 else YELLOW)
-            _disc(draw, x0 + c * CELL, y0 + r * CELL, fill, (c, s.rows - 1 - r) in ringed)
+    width, height = pic.cols * CELL, pic.rows * CELL
+    if not pic.grid:
+        draw.rectangle((x0, y0, x0 + width - 1, y0 + height - 1), fill=COLOURS[pic.board])
+        return
+    draw.rectangle((x0, y0, x0 + width, y0 + height), fill=COLOURS[pic.board])
+    for i in range(pic.cols + 1):
+        draw.line((x0 + i * CELL, y0, x0 + i * CELL, y0 + height), fill=LINE, width=1)
+    for i in range(pic.rows + 1):
+        draw.line((x0, y0 + i * CELL, x0 + width, y0 + i * CELL), fill=LINE, width=1)
+
+
+def _labels(draw: ImageDraw.ImageDraw, pic: Picture) -> None:
+    """The coordinates on the edges."""
+    x0, y0 = EDGE, TOP + EDGE
     font = _font(14)
-    for c in range(s.cols):
+    for c, label in enumerate(pic.col_labels):
         x = x0 + c * CELL + CELL // 2
-        draw.text((x, y0 + s.rows * CELL + EDGE // 2), str(c + 1), fill=DIM, font=font, anchor="mm")
-
-
-def _othello(draw: ImageDraw.ImageDraw, s: OthelloState, last: Move | None) -> None:
-    x0, y0 = EDGE, TOP + EDGE
-    draw.rectangle((x0, y0, x0 + 8 * CELL, y0 + 8 * CELL), fill=GREEN)
-    for i in range(9):
-        draw.line((x0 + i * CELL, y0, x0 + i * CELL, y0 + 8 * CELL), fill=LINE, width=1)
-        draw.line((x0, y0 + i * CELL, x0 + 8 * CELL, y0 + i * CELL), fill=LINE, width=1)
-    font = _font(14)
-    for i in range(8):
-        cx = x0 + i * CELL + CELL // 2
-        draw.text((cx, y0 - EDGE // 2), "abcdefgh"[i], fill=DIM, font=font, anchor="mm")
-        draw.text((cx, y0 + 8 * CELL + EDGE // 2), "abcdefgh"[i], fill=DIM, font=font, anchor="mm")
-        cy = y0 + (7 - i) * CELL + CELL // 2  # rank 1 at the bottom
-        draw.text((x0 - EDGE // 2, cy), str(i + 1), fill=DIM, font=font, anchor="mm")
-        draw.text((x0 + 8 * CELL + EDGE // 2, cy), str(i + 1), fill=DIM, font=font, anchor="mm")
-    for sq in range(64):
-        black, white = (s.black >> sq) & 1, (s.white >> sq) & 1
-        if black or white:
-            x, y = x0 + (sq % 8) * CELL, y0 + (7 - sq // 8) * CELL
-            _disc(draw, x, y, BLACK if black else WHITE, sq == last)
+        if pic.labels_above:
+            draw.text((x, y0 - EDGE // 2), label, fill=DIM, font=font, anchor="mm")
+        draw.text((x, y0 + pic.rows * CELL + EDGE // 2), label, fill=DIM, font=font, anchor="mm")
+    for r, label in enumerate(pic.row_labels):
+        y = y0 + r * CELL + CELL // 2
+        draw.text((x0 - EDGE // 2, y), label, fill=DIM, font=font, anchor="mm")
+        draw.text((x0 + pic.cols * CELL + EDGE // 2, y), label, fill=DIM, font=font, anchor="mm")
 
 
 def frame(replay: Replay, state: GameState, last: Move | None, caption: str) -> Image.Image:
     """One picture: names above, the board with coordinates, `caption` under it."""
-    _, _, width, height = _size(state)
+    pic = _picture(state, last)
+    width, height = _size(pic)
     img = Image.new("P", (width, height), BG)
     img.putpalette(_PALETTE)
     draw = ImageDraw.Draw(img)
     a, b = replay.names
-    pieces = (RED, YELLOW) if isinstance(state, Connect4State) else (BLACK, WHITE)
+    pieces = (COLOURS[pic.pieces[0]], COLOURS[pic.pieces[1]])
     font = _font(15)
     for seat, (name, x) in enumerate(((a, EDGE), (b, width // 2 + 4))):
         draw.ellipse((x, 8, x + 14, 22), fill=pieces[seat], outline=DIM)
         draw.text((x + 20, 15), name[:24], fill=TEXT, font=font, anchor="lm")
-    if isinstance(state, Connect4State):
-        _connect4(draw, state, last)
-    elif isinstance(state, OthelloState):
-        _othello(draw, state, last)
-    else:  # a new game needs its own drawing
-        raise ValueError(f"no pictures for {replay.game!r}")
+    _board(draw, pic)
+    for d in pic.discs:
+        fill = HOLE if d.seat is None else pieces[d.seat]
+        _disc(draw, EDGE + d.col * CELL, TOP + EDGE + d.row * CELL, fill, d.ringed)
+    _labels(draw, pic)
     draw.text((width // 2, height - BOTTOM // 2), caption, fill=TEXT, font=font, anchor="mm")
     return img
 

@@ -1,0 +1,156 @@
+"""Connect Four's analysis (`engine.analysis`): the exact score of each position from the solver
+(the opening book gives the outcome of the first positions), solved from the last position back
+so that the later solves fill the table the earlier ones use."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from engine.agents.connect4 import book, solver
+from engine.agents.connect4.score import from_score
+from engine.analysis import OUTCOMES, Review, terminal_value
+from engine.games.base import GameState
+from engine.games.connect4 import Connect4State
+
+
+def load_solvers() -> None:
+    """Load the solver's kernels and tables (seconds in a fresh process, then nothing)."""
+    state = Connect4State.new()
+    for col in [0, 1, 2, 3, 4, 5, 6] * 3:  # three full rows: a solve of moments
+        state = state.play(col)
+    solver.best_moves(state)
+
+
+def review(states: list[GameState], moves: list[str], deadline: float) -> list[Review]:
+    """Every move judged by the solver's exact scores (the book's outcomes first)."""
+    n = len(moves)
+    scores: list[int | None] = [None] * (n + 1)  # Pons' score for the side to move
+    outcomes: list[int | None] = [None] * (n + 1)  # -1, 0, 1 for the side to move
+    bests: list[list[int] | None] = [None] * (n + 1)  # columns keeping the exact score
+    book_cols: list[int | None] = [None] * (n + 1)
+    boards = [s for s in states if isinstance(s, Connect4State)]
+    try:
+        solver.check_variant(boards[0])
+        solvable = True
+    except solver.UnsupportedVariant:
+        solvable = False
+    for i, state in enumerate(boards):
+        if state.is_over():
+            outcomes[i] = terminal_value(state)
+            if outcomes[i] == 0:
+                scores[i] = 0
+            else:  # the winner's disc was the last one played
+                scores[i] = -((state.rows * state.cols + 2 - state.ply) // 2)
+        elif solvable and state.ply <= book.MAX_PLY:
+            found = book.lookup(state)
+            if found is not None:
+                outcomes[i], book_cols[i] = found
+    if solvable:
+        _solve_all(boards, moves, outcomes, scores, bests, book_cols, deadline)
+    reviews = []
+    for i, text in enumerate(moves):
+        state, col = boards[i], boards[i].parse_move(text)
+        before = outcomes[i]
+        after = None if outcomes[i + 1] is None else -(outcomes[i + 1] or 0)
+        if after == 1 or (after is not None and book_cols[i] == col):
+            before = after if before is None else before  # a move cannot beat its position
+        if before == -1 and after is None:
+            after = -1  # nothing saves a lost position
+        if after is None and book_cols[i] == col and before is not None:
+            after = before  # the book's move keeps the outcome
+        s_before, s_after = scores[i], None if scores[i + 1] is None else -(scores[i + 1] or 0)
+        verdict = verdict_of(before, after, s_before, s_after, len(state.legal_moves()))
+        review = Review(
+            i,
+            text,
+            state.to_move(),
+            verdict,
+            verdict != "unsure",
+            None if before is None else OUTCOMES[before],
+            None if after is None else OUTCOMES[after],
+        )
+        book_col = book_cols[i]
+        best = bests[i] or ([book_col] if book_col is not None else None)
+        if best:
+            centre = min(best, key=lambda c: abs(2 * c - (state.cols - 1)))
+            review.best = state.move_to_str(centre)
+        if s_before is not None and bests[i]:
+            review.best_in = from_score(s_before, state.ply, state.rows * state.cols)[1]
+        reviews.append(review)
+    return reviews
+
+
+def _sweep(items: list[int], until: float, solve: Callable[[int, float], None]) -> list[int]:
+    """Solve each item with an even share of the time left until `until` (easy ones finish
+    early and leave their share to the rest); returns the items not finished."""
+    failed: list[int] = []
+    for k, i in enumerate(items):
+        share = (until - time.perf_counter()) / (len(items) - k)
+        if share <= 0.001:
+            return failed + items[k:]
+        try:
+            solve(i, time.perf_counter() + share)
+        except solver.BudgetExceeded:
+            failed.append(i)
+    return failed
+
+
+def _solve_all(
+    boards: list[Connect4State],
+    moves: list[str],
+    outcomes: list[int | None],
+    scores: list[int | None],
+    bests: list[list[int] | None],
+    book_cols: list[int | None],
+    deadline: float,
+) -> None:
+    """Outcomes first (the solver's win/draw/loss search is much faster than the exact score),
+    from the last position back: later solves fill the table the earlier ones use. Then exact
+    scores and best moves, first where a move changed the outcome (the turning point names
+    the move that kept it). The book's positions take minutes to solve: they keep its outcome.
+    """
+    todo = [i for i in range(len(boards) - 1, -1, -1) if outcomes[i] is None]
+
+    def weak(i: int, until: float) -> None:
+        outcomes[i] = solver.solve_weak(boards[i], deadline=until)
+
+    def full(i: int, until: float) -> None:
+        scores[i], bests[i] = solver.best_moves(boards[i], deadline=until)
+        score = scores[i] or 0
+        outcomes[i] = (score > 0) - (score < 0)
+
+    outcomes_until = time.perf_counter() + 0.6 * (deadline - time.perf_counter())
+    failed = _sweep(todo, outcomes_until, weak)
+    _sweep(failed, outcomes_until, weak)  # a second chance: the table keeps what was searched
+    changed = [
+        i
+        for i in range(len(moves))
+        if outcomes[i] is not None
+        and outcomes[i + 1] is not None
+        and -(outcomes[i + 1] or 0) < (outcomes[i] or 0)
+    ]
+    rest = [
+        i
+        for i in range(len(boards) - 1, -1, -1)
+        if outcomes[i] is not None and scores[i] is None and not boards[i].is_over()
+    ]
+    first = [i for i in changed if book_cols[i] is None and scores[i] is None]
+    _sweep(first, time.perf_counter() + 0.5 * (deadline - time.perf_counter()), full)
+    _sweep([i for i in rest if book_cols[i] is None and i not in first], deadline, full)
+
+
+def verdict_of(
+    before: int | None, after: int | None, s_before: int | None, s_after: int | None, legal: int
+) -> str:
+    if before is None or after is None:
+        return "unsure"
+    if after < before:
+        return "blunder" if after == -1 else "miss"  # win to draw: the win was missed
+    if before == 0 or legal == 1:
+        return "best"  # every drawing move is as good as another
+    if s_before is None or s_after is None:
+        return "unsure"  # the outcome kept, but how fast is not proven
+    if s_after == s_before:
+        return "best"
+    return "good" if before == 1 else "inaccuracy"  # a slower win, or a quicker loss

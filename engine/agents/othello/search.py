@@ -1,0 +1,541 @@
+"""The Othello search behind minimax and expectiminimax: numba negamax with alpha-beta
+(principal variation search), a transposition table and move ordering, and `OthelloSearch`,
+which calls it and the exact endgame solver from Python in node-limited chunks so a time
+budget holds. The agents and iterative deepening: `minimax.py`. Details: docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.agents.othello import endgame as eg
+from engine.agents.othello import patterns
+from engine.agents.othello.endlast import edge_table
+from engine.agents.othello.evals import WIN, evaluate, terminal_score
+from engine.agents.othello.patterns import pattern_value
+from engine.games.base import Move
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
+from engine.games.othello import PASS
+from engine.games.othkernels import bit_index, flips, legal_mask
+
+INF = 1_000_000
+MAX_PLY = 160
+MAX_MOVES = 40
+CHUNK_SECONDS = 0.02
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+# stats slots shared between the driver and the kernels
+_NODES, _LIMIT, _ABORT, _BEST, LEAVES = 0, 1, 2, 3, 4
+
+_BYTE = np.uint64(0xFF)
+
+# Static ordering table: corners first, X-squares last, C-squares low, edges and centre fair.
+_SQUARE_ORDER = np.array(
+    [
+        [90, -10, 20, 15, 15, 20, -10, 90],
+        [-10, -40, 1, 1, 1, 1, -40, -10],
+        [20, 1, 5, 2, 2, 5, 1, 20],
+        [15, 1, 2, 0, 0, 2, 1, 15],
+        [15, 1, 2, 0, 0, 2, 1, 15],
+        [20, 1, 5, 2, 2, 5, 1, 20],
+        [-10, -40, 1, 1, 1, 1, -40, -10],
+        [90, -10, 20, 15, 15, 20, -10, 90],
+    ],
+    dtype=np.int64,
+).reshape(64)
+
+ZOBRIST = np.random.default_rng(0x07E110).integers(
+    0, np.iinfo(np.uint64).max, size=(16, 256), dtype=np.uint64, endpoint=True
+)
+"""Zobrist keys: one per (byte position of the me/opp bitboards, byte value)."""
+
+U64Array = npt.NDArray[np.uint64]
+I8Array = npt.NDArray[np.int8]
+I32Array = npt.NDArray[np.int32]
+F32Array = npt.NDArray[np.float32]
+#: The weights argument of the search kernels when the standard evaluation is used.
+STANDARD = np.zeros((1, 1), dtype=np.float32)
+# Read-only like the pattern weights (`patterns.load`): numba types read-only arrays apart, so
+# both evaluations share one compiled search instead of compiling it twice.
+STANDARD.setflags(write=False)
+I64Array = npt.NDArray[np.int64]
+
+
+# -- kernels ----------------------------------------------------------------------------------
+
+
+@kernel
+def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
+    h = ZERO
+    for i in range(8):
+        sh = np.uint64(8 * i)
+        h ^= zob[i, int((me >> sh) & _BYTE)]
+        h ^= zob[8 + i, int((opp >> sh) & _BYTE)]
+    return h
+
+
+@kernel
+def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32Array) -> int:
+    """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
+    for s in range(slot, slot + 2):
+        if tt_v[s, 1] >= 0 and tt_b[s, 0] == me and tt_b[s, 1] == opp:
+            return s
+    return -1
+
+
+@kernel
+def _tt_store(
+    me: np.uint64,
+    opp: np.uint64,
+    slot: int,
+    depth: int,
+    value: int,
+    flag: int,
+    move: int,
+    tt_b: U64Array,
+    tt_v: I32Array,
+) -> None:
+    s = _tt_find(me, opp, slot, tt_b, tt_v)
+    if s < 0:
+        s = slot if tt_v[slot, 1] <= tt_v[slot + 1, 1] else slot + 1
+    tt_b[s, 0] = me
+    tt_b[s, 1] = opp
+    tt_v[s, 0] = value
+    tt_v[s, 1] = depth
+    tt_v[s, 2] = flag
+    tt_v[s, 3] = move
+
+
+@kernel
+def _gen_moves(
+    me: np.uint64,
+    opp: np.uint64,
+    moves: np.uint64,
+    ply: int,
+    tt_move: int,
+    fastest_first: bool,
+    hist: I64Array,
+    mv: I64Array,
+    fl: U64Array,
+) -> int:
+    """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count."""
+    n = 0
+    while moves:
+        bit = moves & (~moves + ONE)
+        sq = bit_index(bit)
+        f = flips(me, opp, sq)
+        if sq == tt_move:
+            sc = 1 << 40
+        else:
+            sc = _SQUARE_ORDER[sq] * 16 + hist[sq]
+            if fastest_first:
+                sc -= 1024 * popcount(legal_mask(opp ^ f, me | f | bit))
+        mv[ply, 0, n] = sq
+        mv[ply, 1, n] = sc
+        fl[ply, n] = f
+        n += 1
+        moves ^= bit
+    return n
+
+
+@inline_kernel
+def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
+    """Selection sort step: move the best-scored remaining move to position i."""
+    best = i
+    for j in range(i + 1, n):
+        if mv[ply, 1, j] > mv[ply, 1, best]:
+            best = j
+    if best != i:
+        for r in range(2):
+            t = mv[ply, r, i]
+            mv[ply, r, i] = mv[ply, r, best]
+            mv[ply, r, best] = t
+        tf = fl[ply, i]
+        fl[ply, i] = fl[ply, best]
+        fl[ply, best] = tf
+
+
+@kernel
+def _negamax(
+    me: np.uint64,
+    opp: np.uint64,
+    depth: int,
+    alpha: int,
+    beta: int,
+    ply: int,
+    tt_b: U64Array,
+    tt_v: I32Array,
+    zob: U64Array,
+    stats: I64Array,
+    hist: I64Array,
+    mv: I64Array,
+    fl: U64Array,
+    pw: F32Array,
+) -> int:
+    """Depth-limited negamax PVS with evaluation at the horizon (fail-soft); `pw` holds the
+    pattern evaluation's weights, or one row for the standard evaluation."""
+    stats[_NODES] += 1
+    if stats[_NODES] >= stats[_LIMIT]:
+        stats[_ABORT] = 1
+        return 0
+    if depth <= 0:
+        v = evaluate(me, opp) if pw.shape[0] == 1 else pattern_value(me, opp, pw)
+        if v > -WIN and v < WIN:
+            stats[LEAVES] += 1
+        return v
+    moves = legal_mask(me, opp)
+    if moves == ZERO:
+        if legal_mask(opp, me) == ZERO:
+            return terminal_score(me, opp)
+        if ply == 0:
+            stats[_BEST] = 64
+        return -_negamax(
+            opp, me, depth - 1, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl, pw
+        )
+    slot = int(np.int64(_hash(me, opp, zob) & np.uint64(tt_v.shape[0] - 2)))
+    tt_move = -1
+    s = _tt_find(me, opp, slot, tt_b, tt_v)
+    if s >= 0:
+        tt_move = tt_v[s, 3]
+        if ply > 0 and tt_v[s, 1] >= depth:
+            val = int(tt_v[s, 0])
+            flag = tt_v[s, 2]
+            if (
+                flag == _EXACT
+                or (flag == _LOWER and val >= beta)
+                or (flag == _UPPER and val <= alpha)
+            ):
+                return val
+    alpha0 = alpha
+    n = _gen_moves(me, opp, moves, ply, tt_move, depth >= 3, hist, mv, fl)
+    best = -INF
+    best_move = -1
+    for i in range(n):
+        _pick(ply, i, n, mv, fl)
+        sq = mv[ply, 0, i]
+        f = fl[ply, i]
+        bit = ONE << np.uint64(sq)
+        c_me = opp ^ f
+        c_opp = me | f | bit
+        if i == 0:
+            v = -_negamax(
+                c_me,
+                c_opp,
+                depth - 1,
+                -beta,
+                -alpha,
+                ply + 1,
+                tt_b,
+                tt_v,
+                zob,
+                stats,
+                hist,
+                mv,
+                fl,
+                pw,
+            )
+        else:
+            v = -_negamax(
+                c_me,
+                c_opp,
+                depth - 1,
+                -alpha - 1,
+                -alpha,
+                ply + 1,
+                tt_b,
+                tt_v,
+                zob,
+                stats,
+                hist,
+                mv,
+                fl,
+                pw,
+            )
+            if v > alpha and v < beta and stats[_ABORT] == 0:
+                v = -_negamax(
+                    c_me,
+                    c_opp,
+                    depth - 1,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    tt_b,
+                    tt_v,
+                    zob,
+                    stats,
+                    hist,
+                    mv,
+                    fl,
+                    pw,
+                )
+        if stats[_ABORT]:
+            return 0
+        if v > best:
+            best = v
+            best_move = sq
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    hist[sq] += depth * depth
+                    break
+    flag = _UPPER if best <= alpha0 else (_LOWER if best >= beta else _EXACT)
+    _tt_store(me, opp, slot, depth, best, flag, best_move, tt_b, tt_v)
+    if ply == 0:
+        stats[_BEST] = best_move
+    return best
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """What a (possibly interrupted) search established."""
+
+    move: Move
+    score: float
+    depth: int
+    nodes: int
+    exact: bool
+    completed: bool
+
+
+class OutOfBudget(Exception):
+    """The budget ran out inside a chunked kernel call."""
+
+
+class OthelloSearch:
+    """Search tables plus the chunked, deadline-checked calls into the kernels.
+
+    Tables are allocated on first use and dropped when pickled, so an agent crosses into a
+    worker process as a handful of plain settings.
+    """
+
+    def __init__(
+        self, tt_bits: int = 19, eg_bits: int | None = None, eval: str = "standard"
+    ) -> None:
+        if not 10 <= tt_bits <= 26:
+            raise ValueError(f"tt_bits must be in 10..26, got {tt_bits}")
+        eg_bits = tt_bits + 1 if eg_bits is None else eg_bits
+        if not 10 <= eg_bits <= 26:
+            raise ValueError(f"eg_bits must be in 10..26, got {eg_bits}")
+        self.tt_bits = tt_bits
+        self.eg_bits = eg_bits
+        self.eval = eval
+        self.weights: F32Array = patterns.load() if eval == "patterns" else STANDARD
+        self._tables: tuple[U64Array, I32Array, I64Array, I64Array, U64Array] | None = None
+        self._eg_tables: tuple[U64Array, I8Array, I64Array, U64Array] | None = None
+        self._eg_dirty = False
+        self.stats: I64Array = np.zeros(8, dtype=np.int64)
+        self.deadline: float | None = None
+        self.node_cap: int | None = None
+        self.speed = 200_000.0  # midgame nodes/s, refined from every chunk
+        self.eg_speed = 1_000_000.0  # the same for the endgame solver (cheaper nodes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "tt_bits": self.tt_bits,
+            "eg_bits": self.eg_bits,
+            "speed": self.speed,
+            "eg_speed": self.eg_speed,
+            "eval": self.eval,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["tt_bits"], state.get("eg_bits"), state.get("eval", "standard")
+        )
+        self.speed = state["speed"]
+        self.eg_speed = state.get("eg_speed", self.eg_speed)
+
+    def reset(self, deadline: float | None, node_cap: int | None) -> None:
+        """Start a new move: clear the tables, set the limits."""
+        if self._tables is None:
+            size = 1 << self.tt_bits
+            self._tables = (
+                np.zeros((size, 2), dtype=np.uint64),
+                np.zeros((size, 4), dtype=np.int32),
+                np.zeros(64, dtype=np.int64),
+                np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
+                np.zeros((MAX_PLY, MAX_MOVES), dtype=np.uint64),
+            )
+        self.clear_tt()
+        self._tables[2][:] = 0
+        if self._eg_dirty:
+            self.clear_endgame_tt()
+        self.stats[:] = 0
+        self.deadline = deadline
+        self.node_cap = node_cap
+
+    def clear_tt(self) -> None:
+        assert self._tables is not None
+        self._tables[1][:, 1] = -1
+
+    def clear_endgame_tt(self) -> None:
+        if self._eg_tables is not None:
+            self._eg_tables[1][:, 3] = -1
+        self._eg_dirty = False
+
+    def _endgame_tables(self) -> tuple[U64Array, I8Array, I64Array, U64Array]:
+        if self._eg_tables is None:
+            size = 1 << self.eg_bits
+            vals = np.zeros((size, 4), dtype=np.int8)
+            vals[:, 3] = -1
+            self._eg_tables = (
+                np.zeros((size, 2), dtype=np.uint64),
+                vals,
+                np.zeros((eg.MAX_PLY, 2, eg.MAX_MOVES), dtype=np.int64),
+                np.zeros((eg.MAX_PLY, eg.MAX_MOVES), dtype=np.uint64),
+            )
+        return self._eg_tables
+
+    @property
+    def nodes(self) -> int:
+        return int(self.stats[_NODES])
+
+    def out_of_budget(self) -> bool:
+        if self.node_cap is not None and self.nodes >= self.node_cap:
+            return True
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def _chunked(self, call: Callable[[], float], endgame: bool = False) -> float:
+        """Run `call` (a kernel over self.stats) to completion in node-bounded chunks."""
+        stats = self.stats
+        while True:
+            if self.out_of_budget():
+                raise OutOfBudget
+            limit = 1 << 62
+            speed = self.eg_speed if endgame else self.speed
+            if self.deadline is not None:
+                remaining = self.deadline - time.perf_counter()
+                limit = max(500, int(speed * min(CHUNK_SECONDS, remaining)))
+            if self.node_cap is not None:
+                limit = min(limit, self.node_cap - self.nodes)
+            start_nodes = self.nodes
+            stats[_LIMIT] = start_nodes + limit
+            stats[_ABORT] = 0
+            t0 = time.perf_counter()
+            value = call()
+            dt = time.perf_counter() - t0
+            done = self.nodes - start_nodes
+            if dt > 1e-3 and done > 1000:
+                if endgame:
+                    self.eg_speed = 0.5 * self.eg_speed + 0.5 * done / dt
+                else:
+                    self.speed = 0.5 * self.speed + 0.5 * done / dt
+            if not stats[_ABORT]:
+                return value
+
+    def negamax(
+        self, me: int, opp: int, depth: int, root: bool = True, alpha: int = -INF, beta: int = INF
+    ) -> tuple[int, int]:
+        """(score, best move) of a depth-limited search; raises OutOfBudget when the budget ends.
+
+        `root=False` searches the position as an inner node (transposition cutoffs allowed).
+        With a window (alpha, beta) the score is fail-soft: <= alpha or >= beta only bounds it.
+        """
+        assert self._tables is not None
+        tt_b, tt_v, hist, mv, fl = self._tables
+        m, o = np.uint64(me), np.uint64(opp)
+        stats = self.stats
+        ply = 0 if root else 1
+        score = self._chunked(
+            lambda: _negamax(
+                m,
+                o,
+                depth,
+                alpha,
+                beta,
+                ply,
+                tt_b,
+                tt_v,
+                ZOBRIST,
+                stats,
+                hist,
+                mv,
+                fl,
+                self.weights,
+            )
+        )
+        return int(score), int(stats[_BEST])
+
+    def solve(
+        self, me: int, opp: int, alpha: int = -64, beta: int = 64, hint: int = -1
+    ) -> tuple[int, int]:
+        """(exact disc difference, best move) by the endgame solver (`endgame.py`); raises
+        OutOfBudget when the budget ends. The move is PASS for a forced pass, -1 for a finished
+        game.
+
+        With a window (alpha, beta) narrower than (-64, 64) the score is fail-soft: a score
+        <= alpha or >= beta only bounds the true one (a win/draw/loss search is (-1, 1)).
+        `hint`, a square, is searched first at the root (the midgame search's best move).
+        After OutOfBudget, `partial_move()` is the best root move the unfinished solve proved.
+        """
+        keys, vals, mv, fl = self._endgame_tables()
+        table = edge_table()
+        m, o = np.uint64(me), np.uint64(opp)
+        stats = self.stats
+        self._eg_dirty = True
+        if 0 <= hint < 64:
+            eg.hint_move(m, o, hint, keys, vals)
+        stats[eg._ROOT_MOVE] = -1
+        score = self._chunked(
+            lambda: eg.solve_root(m, o, alpha, beta, keys, vals, stats, mv, fl, table),
+            endgame=True,
+        )
+        move = int(stats[_BEST])
+        return int(score), PASS if move == eg.PASS_MOVE else move
+
+    def partial_move(self) -> int:
+        """After an interrupted `solve`: the root move that was searched completely first, or
+        one proven better than every move searched before it (-1 if there is none yet)."""
+        return int(self.stats[eg._ROOT_MOVE])
+
+    def chance_value(self, me: int, opp: int, chance: int, depth: int) -> float:
+        """Value for the side to move when its next `chance` plies are uniformly random (every
+        legal move weighted equally), negamax to the remaining depth below; raises OutOfBudget when
+        the budget ends.
+
+        The chance layers are walked in Python (a few thousand calls at most for the usual
+        depths); a numba version that recursed into `_negamax` crashed when loaded from
+        numba's cache.
+        """
+        if chance <= 0 or depth <= 0:
+            score, _ = self.negamax(me, opp, max(depth, 0), root=False)
+            return float(score)
+        m, o = np.uint64(me), np.uint64(opp)
+        moves = int(legal_mask(m, o))
+        if not moves:
+            if not legal_mask(o, m):
+                return float(terminal_score(m, o))
+            return -self.chance_value(opp, me, chance - 1, depth - 1)
+        total = 0.0
+        count = 0
+        while moves:
+            bit = moves & -moves
+            f = int(flips(m, o, bit.bit_length() - 1))
+            total -= self.chance_value(opp ^ f, me | f | bit, chance - 1, depth - 1)
+            count += 1
+            moves ^= bit
+        return total / count
+
+    def expectimax(self, me: int, opp: int, chance: int, depth: int) -> tuple[float, int]:
+        """(value, move) of expectiminimax: a max root over our moves, then `chance`
+        plies of averaged replies, then negamax; `depth` counts all plies from the root."""
+        m, o = np.uint64(me), np.uint64(opp)
+        moves = int(legal_mask(m, o))
+        best, best_move = -float(INF), PASS
+        while moves:
+            bit = moves & -moves
+            sq = bit.bit_length() - 1
+            f = int(flips(m, o, sq))
+            v = -self.chance_value(opp ^ f, me | f | bit, chance, depth - 1)
+            if v > best:
+                best, best_move = v, sq
+            moves ^= bit
+        return best, best_move

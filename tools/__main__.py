@@ -1,0 +1,7 @@
+"""Entry point of `python -m tools`."""
+
+import sys
+
+from tools.cli import main
+
+sys.exit(main())
