@@ -272,8 +272,6 @@ async def build_lobby(
     shows its prompt at once while the workers warm up, and jobs wait for them. `say` gets the
     line that names the database opened (default: the log, at INFO).
     """
-    import sqlite3
-
     from db.backend import is_postgres_url, redact
     from db.errors import StoreError
     from db.instance import AlreadyRunning, guard_for
@@ -292,7 +290,7 @@ async def build_lobby(
         if config.shards is not None:
             store.shards = config.shards
             log.info("running %s", config.shards.label())
-    except (StoreError, sqlite3.Error, OSError) as exc:
+    except (StoreError, OSError) as exc:
         guard.release()
         if isinstance(exc, AlreadyRunning):  # its line names the database already
             raise StartError(str(exc)) from None
@@ -506,8 +504,6 @@ def print_commands() -> int:
 def migrate(argv: list[str]) -> int:
     """`python bot.py migrate --from sqlite:PATH --to postgresql://...`: copy the history,
     ratings and learned memory into a new PostgreSQL database, verified (db/copy.py)."""
-    import sqlite3
-
     from db.backend import check_url, redact
     from db.copy import BadRowError, copy_sqlite_to_postgres, describe
     from db.errors import StoreError
@@ -535,7 +531,7 @@ def migrate(argv: list[str]) -> int:
     except BadRowError as exc:  # bad input: the source must be mended first
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (StoreError, sqlite3.Error, OSError) as exc:
+    except (StoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(describe(copies, path, target))

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable
 
 import discord
 from discord import app_commands
 
 from cogs.names import safe_line
+from lobby.core import TRANSIENT
 from lobby.errors import LobbyError
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def describe(error: BaseException) -> str:
     if isinstance(original, discord.HTTPException):  # Discord refused or failed a response
         log.warning("Discord failed a response: %s", original)
         return "Discord did not accept the bot's answer; please try again."
-    if isinstance(original, sqlite3.OperationalError):  # busy, full for a moment: rolled back
+    if isinstance(original, TRANSIENT):  # busy, full for a moment: rolled back
         log.warning("the store failed an interaction: %s", original)
         return "The bot's database is busy right now; please try again in a moment."
     log.error("unexpected error in an interaction", exc_info=original)

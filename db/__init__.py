@@ -10,17 +10,23 @@ Usage::
 """
 
 from .errors import (
+    BackendError,
+    CorruptDatabaseError,
+    CorruptError,
     CorruptRowError,
+    FullError,
     MatchNotFoundError,
     MatchNotLiveError,
     MigrationError,
     NotFoundError,
     PlayerNotFoundError,
+    RefusedError,
     SchemaTooNewError,
     StaleMoveError,
     StaleRatingError,
     StoreClosedError,
     StoreError,
+    TransientError,
 )
 from .models import (
     Finish,
@@ -40,8 +46,12 @@ from .store import AUTO, RatingFn, Store
 
 __all__ = [
     "AUTO",
+    "BackendError",
+    "CorruptDatabaseError",
+    "CorruptError",
     "CorruptRowError",
     "Finish",
+    "FullError",
     "HistoryEntry",
     "LeaderboardEntry",
     "Match",
@@ -59,10 +69,12 @@ __all__ = [
     "PlayerStats",
     "Rating",
     "RatingFn",
+    "RefusedError",
     "SchemaTooNewError",
     "StaleMoveError",
     "StaleRatingError",
     "Store",
     "StoreClosedError",
     "StoreError",
+    "TransientError",
 ]

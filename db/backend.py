@@ -3,10 +3,11 @@
 The store's SQL is written once, with ``?`` placeholders; a backend runs it (PostgreSQL rewrites
 the placeholders) and supplies the few fragments the two dialects spell differently
 (:class:`Dialect`). A backend owns the transactions: :meth:`Backend.transaction` is BEGIN ...
-COMMIT with ROLLBACK on any error, and every database error leaves it as one of the DB-API
-exceptions of the ``sqlite3`` module (``IntegrityError`` for a constraint, ``OperationalError``
-for busy, locked, full or a lost connection), because those are what the lobby already tells
-apart. The store's own errors (``db.errors``) are raised by the store, the same on both.
+COMMIT with ROLLBACK on any error, and every database error leaves it as a ``BackendError`` of
+``db.errors``, the same class on both for the same failure (``RefusedError`` for a constraint,
+``TransientError`` for busy, locked or a lost connection, ``FullError`` for a full disk): the
+lobby tells those apart without knowing the driver. The store's own errors (``db.errors``) are
+raised by the store, the same on both.
 """
 
 from __future__ import annotations

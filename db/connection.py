@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Generator
 from contextlib import asynccontextmanager
@@ -18,6 +17,7 @@ from typing import Any, Generic, Self, TypeVar
 import faults
 
 from .backend import Backend, Params, Record, Tx, is_postgres_url
+from .errors import FullError, TransientError
 from .shards import Shards
 
 log = logging.getLogger(__name__)
@@ -154,14 +154,16 @@ class Connection:
         async with self._backend.transaction() as conn:
             fault = _injected(op)  # counted in the order the writes run
             if fault == "locked":
-                raise sqlite3.OperationalError(_FAULTS[fault])  # the wait for the lock ran out
+                raise TransientError(_FAULTS[fault])  # the wait for the lock ran out
             if fault == "slow":  # a slow disk or server: the write lock is held meanwhile
                 await asyncio.sleep(SLOW_WRITE_SECONDS)
             yield conn
-            if fault in ("full", "error"):  # shows when pages are written
-                raise sqlite3.OperationalError(_FAULTS[fault])
+            if fault == "full":  # shows when pages are written
+                raise FullError(_FAULTS[fault])
+            if fault == "error":
+                raise TransientError(_FAULTS[fault])
         if fault == "lost":  # committed, but the answer never came back
-            raise sqlite3.OperationalError(_FAULTS[fault])
+            raise TransientError(_FAULTS[fault])
         faults.after("write")
         faults.after(f"write:{op}")
 
@@ -175,8 +177,8 @@ class Connection:
             return await conn.fetch(sql, params)
 
 
-#: What an injected store fault looks like: the errors SQLite itself raises (the PostgreSQL
-#: backend raises the same types, see ``db.backend``).
+#: What an injected store fault looks like: the errors a backend raises for the same failure
+#: (``db.errors``), with SQLite's words.
 _FAULTS = {
     "locked": "database is locked",
     "full": "database or disk is full",

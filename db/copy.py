@@ -109,8 +109,9 @@ async def copy_sqlite_to_postgres(
     The source is not changed: a temporary snapshot of it (in the system's temporary folder)
     is migrated and read. Raises CopyError (one line) if the target is not empty or the copy
     does not verify, BadRowError for a row PostgreSQL cannot take, and what the store raises
-    for a database it cannot use (AlreadyRunning, SchemaTooNewError, sqlite3.Error)."""
+    for a database it cannot use (AlreadyRunning, SchemaTooNewError, BackendError)."""
     from .postgres import PostgresBackend
+    from .sqlite import translated
 
     if not Path(source).is_file():  # opening would make a new, empty file
         raise CopyError(f"there is no SQLite database at {source}")
@@ -119,7 +120,10 @@ async def copy_sqlite_to_postgres(
     try:
         await target_guard.claim()
         try:
-            with tempfile.TemporaryDirectory(prefix="boardbot-migrate-") as folder:
+            with (
+                tempfile.TemporaryDirectory(prefix="boardbot-migrate-") as folder,
+                translated(),  # the source's errors (it is read directly) as the store's
+            ):
                 lite = await _open_snapshot(source, Path(folder))
                 try:
                     pg = await PostgresBackend.open(target)

@@ -1,14 +1,18 @@
-"""Exceptions raised by the persistence layer.
+"""Exceptions raised by the persistence layer: the one error language of both backends.
 
 Callers (the lobby) react differently to "someone else already moved" than to
 "this database is from the future", so every failure the lobby is expected to
 handle has its own class.  All of them derive from :class:`StoreError` so a
 caller can still catch the whole family.
 
-Raw ``sqlite3.IntegrityError`` is deliberately *not* wrapped: it means a
-constraint in the schema caught a bug (e.g. a rating with sigma <= 0) and the
-transaction was rolled back; there is nothing specific to do about it. The
-PostgreSQL backend raises the same ``sqlite3`` types (see ``db.backend``).
+A failure of the database itself is a :class:`BackendError`, sorted by what a caller can do
+about it: :class:`TransientError` (busy, locked, a lost connection, a server restarting:
+retry later; :class:`FullError`, a full disk or quota, is one of them), :class:`RefusedError`
+(a constraint or a value the schema will not take: a bug, so a retry fails the same way) and
+:class:`CorruptDatabaseError` (a damaged file or page). Each backend turns its driver's
+exceptions (``sqlite3``, ``asyncpg``, the network's ``OSError``) into these at one boundary
+(``db.sqlite.translated``, ``db.postgres.translated``), keeping the driver's message and
+chaining its exception as the cause, so nothing above ``db`` knows which database runs.
 """
 
 from __future__ import annotations
@@ -108,7 +112,11 @@ class StaleRatingError(StoreError):
         self.new_games = new_games
 
 
-class CorruptRowError(StoreError):
+class CorruptError(StoreError):
+    """Stored data the store cannot read: a retry reads the same; it needs repair by hand."""
+
+
+class CorruptRowError(CorruptError):
     """A stored row does not decode into the expected Python value.
 
     Raised instead of returning garbage; names the table, the row and the column
@@ -130,3 +138,30 @@ class ChallengeClosedError(StoreError):
         super().__init__(f"challenge {challenge_id} is {status}")
         self.challenge_id = challenge_id
         self.status = status
+
+
+class BackendError(StoreError):
+    """The database failed or refused an operation (its transaction was rolled back); the
+    message is the database's own. Raised as itself only for a failure no subclass names (an
+    unusable URL, a statement the database cannot run)."""
+
+
+class TransientError(BackendError):
+    """The database could not do it now (busy or locked past the wait, a lost connection, a
+    server restarting, a deadlock, an I/O error): a retry later can succeed. A commit whose
+    answer was lost may have been applied: a retry must be one that a stored step refuses
+    (the expected ply) or repeats harmlessly."""
+
+
+class FullError(TransientError):
+    """The disk or a quota is full. A retry succeeds once space is freed, so it is transient
+    to callers that retry; one that reports it can tell it from a busy database."""
+
+
+class RefusedError(BackendError):
+    """The database will not take the data: a constraint (a key, a check, a trigger) or a
+    value its column cannot hold. A bug or bad data; a retry fails the same way."""
+
+
+class CorruptDatabaseError(CorruptError, BackendError):
+    """The database's file or pages are damaged (SQLite: malformed, not a database)."""

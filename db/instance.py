@@ -176,7 +176,7 @@ class PgInstanceLock:
 
     async def claim(self) -> None:
         """Take the locks (AlreadyRunning if another bot holds one); a database that cannot
-        be reached raises sqlite3.OperationalError, as the store does."""
+        be reached raises TransientError, as the store does."""
         if self._conn is not None:
             return
         from .postgres import connect

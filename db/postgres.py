@@ -11,16 +11,17 @@ Concurrency model (why it differs from SQLite's):
 * Reads of several statements run in one read-only REPEATABLE READ transaction: one snapshot,
   as under SQLite's lock.
 * A lock waited for longer than 5 s fails (``lock_timeout``), as SQLite's busy timeout does.
-* Every error from the server or the driver is re-raised as the ``sqlite3`` exception SQLite
-  would have raised (see ``db.backend``): a constraint is an ``IntegrityError``; busy, a lost
-  connection, a deadlock or a full disk is an ``OperationalError`` (the lobby retries those).
+* Every error from the server, the driver or the network is re-raised as the store's own, as
+  SQLite's are (``db.errors``, see :func:`translate`): a constraint or a value a column cannot
+  take is a ``RefusedError``; a full disk a ``FullError``; busy, a lock timeout, a lost
+  connection, a deadlock or a server shutting down a ``TransientError`` (the lobby retries
+  those); a damaged page a ``CorruptDatabaseError``. The message is the server's.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, cast
@@ -28,7 +29,14 @@ from typing import Any, cast
 import asyncpg
 
 from .backend import Backend, Dialect, Params, Record, check_url, redact
-from .errors import StoreClosedError
+from .errors import (
+    BackendError,
+    CorruptDatabaseError,
+    FullError,
+    RefusedError,
+    StoreClosedError,
+    TransientError,
+)
 from .pg_migrations import apply_pg_migrations, schema_version
 
 DIALECT = Dialect(
@@ -68,29 +76,43 @@ def placeholders(sql: str) -> str:
     return "".join(out)
 
 
-def translate(exc: BaseException) -> BaseException | None:
-    """The ``sqlite3`` exception an error of the server, the driver or the network stands for
-    (None: not a database error, let it through)."""
+#: SQLSTATEs of a full disk or quota: the disk (53100), a limit on temporary files (53400,
+#: ``temp_file_limit``).
+_FULL = ("53100", "53400")
+#: SQLSTATEs of damaged data: a data page (XX001) or an index (XX002).
+_CORRUPT = ("XX001", "XX002")
+
+
+def translate(exc: BaseException) -> BackendError | None:
+    """The store's error for an error of the server, the driver or the network (None: not a
+    database error, let it through)."""
     if isinstance(exc, asyncpg.PostgresError):
         state = str(getattr(exc, "sqlstate", "") or "")
+        text = f"{type(exc).__name__}: {exc}"
         if state.startswith("23"):  # integrity constraint violation
-            return sqlite3.IntegrityError(str(exc))
+            return RefusedError(str(exc))
         if state.startswith("22"):  # data exception: a value the column cannot take
-            return sqlite3.DataError(str(exc))
-        # Lost connection (08), deadlock or serialisation (40), lock timeout (55P03), full
-        # disk or out of memory (53), shut down or cancelled (57), I/O error (58), ...
-        return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
+            return RefusedError(str(exc))
+        if state in _FULL:
+            return FullError(text)
+        if state in _CORRUPT:
+            return CorruptDatabaseError(text)
+        # Lost connection (08), deadlock or serialisation (40), lock timeout (55P03), out of
+        # memory or connections (53), shut down or cancelled (57), I/O error (58), ...
+        return TransientError(text)
     # The driver's own errors (a closed connection, one caught in the middle of its loss),
     # the network's, and a timeout.
     if isinstance(
         exc, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError
     ):
-        return sqlite3.OperationalError(f"{type(exc).__name__}: {exc}")
+        return TransientError(f"{type(exc).__name__}: {exc}")
     return None
 
 
 @contextmanager
-def _translated() -> Iterator[None]:
+def translated() -> Iterator[None]:
+    """Inside: every error of the server, the driver or the network leaves as the store's
+    own (the cause kept)."""
     try:
         yield
     except Exception as exc:
@@ -102,7 +124,7 @@ def _translated() -> Iterator[None]:
 
 async def connect(url: str, application_name: str) -> Any:
     """One connection outside the pool (the instance guard's); errors as the store's."""
-    with _translated():
+    with translated():
         try:
             return await asyncpg.connect(
                 url,
@@ -110,7 +132,7 @@ async def connect(url: str, application_name: str) -> Any:
                 server_settings={**SERVER_SETTINGS, "application_name": application_name},
             )
         except ValueError as exc:  # a parameter of the URL asyncpg cannot use
-            raise sqlite3.OperationalError(f"{redact(url)}: {exc}") from None
+            raise BackendError(f"{redact(url)}: {exc}") from None
 
 
 class _PgTx:
@@ -145,12 +167,13 @@ class PostgresBackend(Backend):
     @classmethod
     async def open(cls, url: str) -> PostgresBackend:
         """Connect and migrate; a server that cannot be reached, refuses the login or has no
-        such database raises ``sqlite3.OperationalError`` with one line saying so."""
+        such database raises a ``BackendError`` with one line saying so (``TransientError``
+        for a server that may come back)."""
         name = redact(url)
         problem = check_url(url)
         if problem is not None:
-            raise sqlite3.OperationalError(f"{name}: {problem}")
-        with _translated():
+            raise BackendError(f"{name}: {problem}")
+        with translated():
             try:
                 pool = await asyncpg.create_pool(
                     url,
@@ -160,10 +183,10 @@ class PostgresBackend(Backend):
                     server_settings=SERVER_SETTINGS,
                 )
             except ValueError as exc:  # a parameter of the URL asyncpg cannot use
-                raise sqlite3.OperationalError(f"{name}: {exc}") from None
+                raise BackendError(f"{name}: {exc}") from None
         try:
             async with pool.acquire() as conn:
-                with _translated():
+                with translated():
                     await apply_pg_migrations(conn, name)
         except BaseException:
             await pool.close()
@@ -178,14 +201,14 @@ class PostgresBackend(Backend):
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_PgTx]:
         pool = self._require_open()
-        with _translated():
+        with translated():
             async with pool.acquire() as conn, conn.transaction():
                 yield _PgTx(conn)
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[_PgTx]:
         pool = self._require_open()
-        with _translated():
+        with translated():
             async with (
                 pool.acquire() as conn,
                 conn.transaction(isolation="repeatable_read", readonly=True),
@@ -202,5 +225,6 @@ class PostgresBackend(Backend):
         return self._pool is None
 
     async def schema_version(self) -> int:
-        async with self._require_open().acquire() as conn:
-            return await schema_version(conn)
+        with translated():
+            async with self._require_open().acquire() as conn:
+                return await schema_version(conn)

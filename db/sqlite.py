@@ -16,6 +16,8 @@ Concurrency model (why it looks like this):
 * ``synchronous=FULL``: a move acknowledged to a player must survive a power cut. The cost
   (~one fsync per transaction) is why batches (agent memory) are written in a single
   transaction.
+* Every ``sqlite3`` error leaves this module as the store's own (``db.errors``, see
+  :func:`translate`): opening, each transaction and each read are its boundary.
 """
 
 from __future__ import annotations
@@ -23,15 +25,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import cast
 
 import aiosqlite
 
 from .backend import Backend, Dialect, Params, Record
-from .errors import StoreClosedError
+from .errors import (
+    BackendError,
+    CorruptDatabaseError,
+    FullError,
+    RefusedError,
+    StoreClosedError,
+    TransientError,
+)
 from .migrations import apply_migrations, rollback_quietly, user_version
 
 log = logging.getLogger(__name__)
@@ -45,6 +54,36 @@ DIALECT = Dialect(
     json_path_equals="json_extract({col}, '{path}') = json_extract(?, '$')",
     json_path=("$.", ".", ""),
 )
+
+#: SQLite's primary result codes this module tells apart (an extended code's low byte).
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_NOTADB = 11, 13, 26
+#: Their messages (an error made by hand, as the store's fault injection does, has no code).
+_CORRUPT_TEXTS = ("database disk image is malformed", "file is not a database")
+
+
+def translate(exc: sqlite3.Error) -> BackendError:
+    """The store's error for an error of SQLite (its message kept)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = None if code is None else code & 0xFF
+    text = str(exc)
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.DataError):
+        return RefusedError(text)
+    if primary == SQLITE_FULL or "database or disk is full" in text:
+        return FullError(text)
+    if primary in (SQLITE_CORRUPT, SQLITE_NOTADB) or text in _CORRUPT_TEXTS:
+        return CorruptDatabaseError(text)
+    if isinstance(exc, sqlite3.OperationalError):  # busy, locked, I/O, cannot open, ...
+        return TransientError(text)
+    return BackendError(text)  # a misuse of the driver: a bug
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Inside: every ``sqlite3`` error leaves as the store's own (the cause kept)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise translate(exc) from exc
 
 
 class _SqliteTx:
@@ -80,26 +119,8 @@ class SqliteBackend(Backend):
         memory = path == ":memory:" or path.startswith("file::memory:")
         if not memory:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            # Pragmas first, outside any transaction (journal_mode and
-            # foreign_keys are silently ignored inside one).
-            await conn.execute("PRAGMA busy_timeout = 5000")
-            rows = list(await conn.execute_fetchall("PRAGMA journal_mode = WAL"))
-            mode = str(rows[0][0]).lower()
-            if mode != "wal" and not memory:
-                log.warning("SQLite refused WAL for %s (journal_mode=%s)", path, mode)
-            await conn.execute("PRAGMA synchronous = FULL")
-            await conn.execute("PRAGMA foreign_keys = ON")
-            rows = list(await conn.execute_fetchall("PRAGMA foreign_keys"))
-            if int(rows[0][0]) != 1:
-                raise RuntimeError("this SQLite build cannot enforce foreign keys")
-            await apply_migrations(conn, path)
-        except BaseException:
-            await conn.close()
-            raise
-        return cls(conn, path)
+        with translated():
+            return cls(await _connect(path, memory), path)
 
     @property
     def connection(self) -> aiosqlite.Connection:
@@ -113,6 +134,12 @@ class SqliteBackend(Backend):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[_SqliteTx]:
+        with translated():
+            async with self._transaction() as tx:
+                yield tx
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[_SqliteTx]:
         async with self._lock:
             conn = self._require_open()
             try:
@@ -129,8 +156,9 @@ class SqliteBackend(Backend):
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[_SqliteTx]:
-        async with self._lock:
-            yield _SqliteTx(self._require_open())
+        with translated():
+            async with self._lock:
+                yield _SqliteTx(self._require_open())
 
     async def close(self) -> None:
         async with self._lock:
@@ -149,5 +177,30 @@ class SqliteBackend(Backend):
         return self._conn is None
 
     async def schema_version(self) -> int:
-        async with self._lock:
-            return await user_version(self._require_open())
+        with translated():
+            async with self._lock:
+                return await user_version(self._require_open())
+
+
+async def _connect(path: str, memory: bool) -> aiosqlite.Connection:
+    """A connection with the pragmas above, the file migrated."""
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        # Pragmas first, outside any transaction (journal_mode and
+        # foreign_keys are silently ignored inside one).
+        await conn.execute("PRAGMA busy_timeout = 5000")
+        rows = list(await conn.execute_fetchall("PRAGMA journal_mode = WAL"))
+        mode = str(rows[0][0]).lower()
+        if mode != "wal" and not memory:
+            log.warning("SQLite refused WAL for %s (journal_mode=%s)", path, mode)
+        await conn.execute("PRAGMA synchronous = FULL")
+        await conn.execute("PRAGMA foreign_keys = ON")
+        rows = list(await conn.execute_fetchall("PRAGMA foreign_keys"))
+        if int(rows[0][0]) != 1:
+            raise RuntimeError("this SQLite build cannot enforce foreign keys")
+        await apply_migrations(conn, path)
+    except BaseException:
+        await conn.close()
+        raise
+    return conn

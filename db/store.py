@@ -522,7 +522,7 @@ class Store(Analyses, Challenges, AgentMemory, Leases, Connection):
             if not fresh and r.games != old_games + 1:
                 raise StaleRatingError(r.player_id, r.game, old_games, r.games)
         # Constraint violations (sigma <= 0, counts that do not add up, ...) raise
-        # sqlite3.IntegrityError (on both backends) here and roll back the whole finish.
+        # RefusedError (on both backends) here and roll back the whole finish.
         await conn.executemany(
             f"INSERT INTO ratings ({RATING_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (player_id, game) DO UPDATE SET mu = excluded.mu,"

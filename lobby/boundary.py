@@ -3,7 +3,9 @@
 
 Only the outermost lobby call translates: inside the lobby (a resume reading a snapshot, an
 agent's turn a request started) the store's errors keep their type, since the lobby decides on
-them (a corrupt row is set aside at once, for one)."""
+them (a corrupt row is set aside at once, for one). A failure of the database itself
+(`db.errors.BackendError`: busy, full, refused) is not the lobby's to word: it passes as it is,
+and front ends tell one a retry can mend by `lobby.records.TRANSIENT`."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import ParamSpec, TypeVar
 
-from db.errors import CorruptRowError, StoreError
+from db.errors import BackendError, CorruptRowError, StoreError
 from lobby.errors import translate
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,8 @@ def boundary(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         try:
             return await method(*args, **kwargs)
         except StoreError as exc:
+            if isinstance(exc, BackendError):  # the database failed: the front end's to report
+                raise
             if isinstance(exc, CorruptRowError):
                 log.error("%s: %s", method.__qualname__, exc, exc_info=exc)
             raise translate(exc) from exc

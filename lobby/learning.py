@@ -11,13 +11,13 @@ import os
 import random
 import secrets
 import socket
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from db.errors import TransientError
 from db.models import MemoryWrite
 from engine.agents import registry
 from engine.agents.base import AgentSpec, Budget, LearningAgent
@@ -329,7 +329,7 @@ class LearningHub:
             try:
                 if not await self.hold():
                     return  # another shard process learns (its clock kicks it)
-            except sqlite3.OperationalError as exc:  # a busy or lost database: later
+            except TransientError as exc:  # a busy or lost database: later
                 log.warning("cannot take the learning lease: %s", exc)
                 self._more = True
                 await asyncio.sleep(self.retry_seconds)
@@ -342,7 +342,7 @@ class LearningHub:
                 except Exception as exc:
                     # A busy or full database is retried later; anything else would fail the
                     # same way again, so the row is kept for inspection but not retried.
-                    transient = isinstance(exc, sqlite3.OperationalError)
+                    transient = isinstance(exc, TransientError)
                     self.failures += 0 if transient else 1
                     log.log(
                         logging.WARNING if transient else logging.ERROR,
@@ -501,7 +501,7 @@ class LearningHub:
         except asyncio.CancelledError:
             job.cancelled = True
             raise
-        except (PoolClosed, sqlite3.OperationalError) as exc:  # shutting down, or a busy store
+        except (PoolClosed, TransientError) as exc:  # shutting down, or a busy store
             log.warning("training %s/%s stopped: %s", *mid, exc)
             p.error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:

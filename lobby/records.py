@@ -4,11 +4,11 @@ the lobby's settings. Plain data, shared by every part of the lobby and by the f
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from db.errors import TransientError
 from engine.agents.base import AgentSpec, Budget
 from engine.games.base import GameState, Move
 from lobby.models import Challenge, Match, Player
@@ -127,7 +127,7 @@ class Cached:
 
 
 #: Errors a retry can mend: the database was busy, full for a moment, or failed an I/O.
-TRANSIENT: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
+TRANSIENT: tuple[type[BaseException], ...] = (TransientError,)
 
 
 @dataclass(slots=True)

@@ -4,7 +4,6 @@ store errors, learning that must happen exactly once."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 import faults
-from db.errors import CorruptRowError
+from db.errors import CorruptRowError, FullError, TransientError
 from db.store import Store
 from engine.agents.base import AgentSpec
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
@@ -71,7 +70,7 @@ async def test_a_move_and_its_forced_pass_commit_together_or_not_at_all(lobby: L
     mover = ALICE if snap.state.to_move() == 0 else BOB
     before = snap.match.ply
     faults.reset("fail:write:commit_step:1:full")  # the disk is full at that commit
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(FullError):
         await lobby.play(snap.id, mover, word)
     stored = await lobby.store.get_match(snap.id)
     assert stored is not None and stored.ply == before  # neither the move nor the pass
@@ -87,7 +86,7 @@ async def test_the_last_move_and_the_finish_with_ratings_are_one_commit(lobby: L
     for i, col in enumerate("121212"):
         snap = await lobby.play(snap.id, ALICE if i % 2 == 0 else BOB, col)
     faults.reset("fail:write:commit_step:1:error")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(TransientError):
         await lobby.play(snap.id, ALICE, "1")
     stored = await lobby.store.get_match(snap.id)
     assert stored is not None and stored.status == "live" and stored.ply == 6

@@ -17,6 +17,7 @@ import pytest
 
 from db import Finish, MemoryWrite, NewMove, Rating, Store
 from db.copy import TABLES, _canonical, _Sum
+from db.errors import RefusedError
 from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations
 from tests.machine import scaled
 from tests.pg import PgServer
@@ -128,7 +129,7 @@ async def test_a_sqlite_database_is_copied_whole_and_verified(
         assert carol.id == 4
         m = await pg.create_match("connect4", "pvp", carol.id, alice.id)
         assert m.id == 5
-        with pytest.raises(sqlite3.IntegrityError, match=r"matches\.ply"):  # trigger back on
+        with pytest.raises(RefusedError, match=r"matches\.ply"):  # trigger back on
             async with pg._write("test") as conn:
                 await conn.execute(
                     "INSERT INTO moves (match_id, ply, move, player_id, created_at)"

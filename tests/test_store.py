@@ -32,6 +32,7 @@ from db import (
     Store,
     StoreClosedError,
 )
+from db.errors import RefusedError
 from db.migrations import LATEST_VERSION, MIGRATIONS, apply_migrations, split_statements
 from db.models import MatchKind, MatchStatus, Result
 from db.sqlite import SqliteBackend
@@ -250,14 +251,14 @@ def test_split_statements_handles_triggers_and_strings() -> None:
 async def test_foreign_keys_unique_keys_and_ply_trigger_are_enforced(store: Store) -> None:
     # Low-level writes through the store's own transactions: the schema's own checks, and
     # the error type each backend's violation arrives as.
-    with pytest.raises(sqlite3.IntegrityError, match=r"(?i)FOREIGN KEY"):
+    with pytest.raises(RefusedError, match=r"(?i)FOREIGN KEY"):
         async with store._write("test") as conn:
             await conn.execute(
                 "INSERT INTO ratings (player_id, game, mu, sigma, updated_at)"
                 " VALUES (999, 'connect4', 25, 8, 0)"
             )
     alice, bob, _ = await _people(store)
-    with pytest.raises(sqlite3.IntegrityError, match=r"(?i)unique"):
+    with pytest.raises(RefusedError, match=r"(?i)unique"):
         async with store._write("test") as conn:
             await conn.execute(
                 "INSERT INTO players (kind, discord_id, display_name, created_at, updated_at)"
@@ -265,7 +266,7 @@ async def test_foreign_keys_unique_keys_and_ply_trigger_are_enforced(store: Stor
                 (alice.discord_id,),
             )
     m = await store.create_match("connect4", "pvp", alice.id, bob.id)
-    with pytest.raises(sqlite3.IntegrityError, match=r"matches\.ply"):
+    with pytest.raises(RefusedError, match=r"matches\.ply"):
         async with store._write("test") as conn:
             await conn.execute(
                 "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
@@ -395,7 +396,7 @@ async def test_finish_match_is_atomic_with_ratings(store: Store) -> None:
         Rating(alice.id, "connect4", 27.0, 8.0, 1, 1, 0, 0),
         Rating(bob.id, "connect4", 23.0, -1.0, 1, 0, 0, 1),  # sigma <= 0: CHECK fails
     ]
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(RefusedError):
         await _finish(store, m.id, "finished", "0", "connect", bad)
     # Neither the match outcome nor the first (valid) rating was kept.
     got = await store.get_match(m.id)
@@ -630,7 +631,7 @@ async def test_each_rated_finish_adds_to_the_rating_history_in_its_transaction(
         Rating(alice.id, "connect4", 27.0, 8.0, 1, 1, 0, 0),
         Rating(bob.id, "connect4", 23.0, -1.0, 1, 0, 0, 1),  # rolls the whole finish back
     ]
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(RefusedError):
         await _finish(store, m.id, "finished", "0", "connect", bad)
     assert await store.rating_history(alice.id) == []  # no history without its rating
     good = [bad[0], Rating(bob.id, "connect4", 23.0, 8.0, 1, 0, 0, 1)]

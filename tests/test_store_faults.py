@@ -4,15 +4,15 @@ both backends (`store_target`, tests/conftest.py)."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 import faults
 from db import Finish, NewMove, Rating
+from db.errors import FullError, TransientError
 from db.store import Store
+from tests.stores import another_process_writing
 
 
 @pytest.fixture(autouse=True)
@@ -22,38 +22,12 @@ def no_faults() -> object:
     faults.reset()
 
 
-@asynccontextmanager
-async def _another_process_writing(target: str) -> AsyncIterator[None]:
-    """Another connection holds what a new player's write needs until the block ends: SQLite's
-    write lock, or PostgreSQL's lock on the players table (reads still pass)."""
-    if target.startswith("postgresql://"):
-        import asyncpg
-
-        other = await asyncpg.connect(target)
-        tx = other.transaction()
-        await tx.start()
-        await other.execute("LOCK TABLE players IN SHARE ROW EXCLUSIVE MODE")
-        try:
-            yield
-        finally:
-            await tx.rollback()
-            await other.close()
-    else:
-        raw = sqlite3.connect(target, isolation_level=None)
-        raw.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        finally:
-            raw.execute("ROLLBACK")
-            raw.close()
-
-
 async def test_a_write_cancelled_while_waiting_for_the_lock_leaves_no_transaction_open(
     store_target: str,
 ) -> None:
     store = await Store.open(store_target)
     try:
-        async with _another_process_writing(store_target):
+        async with another_process_writing(store_target):
             task = asyncio.ensure_future(store.get_or_create_local("alice"))
             await asyncio.sleep(0.2)  # the store now waits for the lock
             assert not task.done()
@@ -69,11 +43,15 @@ async def test_a_write_cancelled_while_waiting_for_the_lock_leaves_no_transactio
 
 
 @pytest.mark.parametrize(
-    ("kind", "text"),
-    [("full", "database or disk is full"), ("locked", "database is locked"), ("x", "I/O")],
+    ("kind", "error", "text"),
+    [
+        ("full", FullError, "database or disk is full"),
+        ("locked", TransientError, "database is locked"),
+        ("x", TransientError, "I/O"),
+    ],
 )
 async def test_an_injected_write_failure_rolls_back_its_whole_step(
-    store_target: str, kind: str, text: str
+    store_target: str, kind: str, error: type[TransientError], text: str
 ) -> None:
     store = await Store.open(store_target)
     try:
@@ -96,8 +74,9 @@ async def test_an_injected_write_failure_rolls_back_its_whole_step(
 
         # The disk is full (the lock wait runs out, an I/O error) at this step's commit.
         faults.reset(f"fail:write:commit_step:1:{kind}")
-        with pytest.raises(sqlite3.OperationalError, match=text):
+        with pytest.raises(error, match=text) as raised:
             await step()
+        assert isinstance(raised.value, FullError) == (kind == "full")  # busy is not full
         got = await store.get_match(m.id)
         assert got is not None and (got.status, got.ply) == ("live", 0)
         assert await store.moves(m.id) == []
@@ -126,7 +105,7 @@ async def test_the_kth_write_fails_counting_every_write(store_target: str) -> No
             try:
                 await write()
                 outcomes.append("ok")
-            except sqlite3.OperationalError:
+            except FullError:
                 outcomes.append("failed")
         assert outcomes == ["ok", "ok", "failed", "ok"]
         assert await store.find_local("c") is None

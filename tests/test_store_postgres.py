@@ -16,6 +16,13 @@ import pytest
 
 from db import Finish, Match, Rating, StaleMoveError, Store
 from db.backend import check_url, redact
+from db.errors import (
+    BackendError,
+    CorruptDatabaseError,
+    FullError,
+    RefusedError,
+    TransientError,
+)
 from db.instance import PgInstanceLock
 from db.migrations import MIGRATIONS
 from db.pg_migrations import PG_MIGRATIONS
@@ -125,7 +132,7 @@ async def test_two_processes_adding_one_player_make_one(two: tuple[Store, Store]
         assert players[0] == players[1]
 
 
-async def test_a_lost_connection_is_an_operational_error_and_the_next_call_works(
+async def test_a_lost_connection_is_a_transient_error_and_the_next_call_works(
     url: str, pg_server: PgServer
 ) -> None:
     store = await Store.open(url)
@@ -140,18 +147,18 @@ async def test_a_lost_connection_is_an_operational_error_and_the_next_call_works
         await admin.close()
         assert killed >= 1
         # The pool replaces the dead connection; a call that races the news of its death
-        # fails as SQLite's busy or failing does (the lobby retries those).
+        # fails as SQLite's busy or failing does: a TransientError (the lobby retries those).
         for _ in range(3):
             try:
                 assert await store.get_player(alice.id) == alice
                 break
-            except sqlite3.OperationalError:
+            except TransientError:
                 pass
         else:
             raise AssertionError("the store did not connect again")
         # Lost in the middle of a transaction: what SQLite raises when busy or failing (the
         # lobby retries it), the transaction's write is gone, and the next call works.
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(TransientError):
             async with store._write("test") as conn:
                 await conn.execute(
                     "UPDATE players SET display_name = 'x' WHERE id = ?", (alice.id,)
@@ -164,26 +171,22 @@ async def test_a_lost_connection_is_an_operational_error_and_the_next_call_works
 
 async def test_a_database_it_cannot_use_is_one_line() -> None:
     t0 = time.monotonic()
-    with pytest.raises(sqlite3.OperationalError) as err:
+    with pytest.raises(TransientError) as err:  # refused: the server may come up later
         await Store.open("postgresql://bot:secret@127.0.0.1:1/boardbot")
     assert time.monotonic() - t0 < scaled(15)
     text = str(err.value)
     assert "\n" not in text and "secret" not in text and "127.0.0.1" in text
-    with pytest.raises(sqlite3.OperationalError, match="port is not a number"):
+    with pytest.raises(BackendError, match="port is not a number"):
         await Store.open("postgresql://bot@localhost:notaport/boardbot")
-    with pytest.raises(
-        sqlite3.OperationalError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"
-    ):
+    with pytest.raises(BackendError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"):
         await Store.open("postgresql://bot@h/b?sslmode=x")
     guard = PgInstanceLock("postgresql://bot@h/b?sslmode=x")
-    with pytest.raises(
-        sqlite3.OperationalError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"
-    ):
+    with pytest.raises(BackendError, match=r"^postgresql://bot@h/b\?sslmode=x: .*sslmode"):
         await guard.claim()
 
 
 async def test_a_database_that_does_not_exist_is_one_line(pg_server: PgServer) -> None:
-    with pytest.raises(sqlite3.OperationalError, match="does not exist"):
+    with pytest.raises(BackendError, match="does not exist"):
         await Store.open(pg_server.url("no_such_database"))
 
 
@@ -207,20 +210,24 @@ def test_placeholders_are_numbered_outside_quotes() -> None:
     )
 
 
-def test_server_errors_become_the_sqlite3_types() -> None:
+def test_server_errors_become_the_stores() -> None:
     cases = [
-        (asyncpg.exceptions.UniqueViolationError("dup"), sqlite3.IntegrityError),
-        (asyncpg.exceptions.CheckViolationError("check"), sqlite3.IntegrityError),
-        (asyncpg.exceptions.LockNotAvailableError("lock timeout"), sqlite3.OperationalError),
-        (asyncpg.exceptions.DeadlockDetectedError("deadlock"), sqlite3.OperationalError),
-        (asyncpg.exceptions.DiskFullError("full"), sqlite3.OperationalError),
-        (asyncpg.exceptions.AdminShutdownError("bye"), sqlite3.OperationalError),
-        (asyncpg.exceptions.NumericValueOutOfRangeError("big"), sqlite3.DataError),
-        (asyncpg.exceptions.ConnectionDoesNotExistError("gone"), sqlite3.OperationalError),
-        (asyncpg.exceptions.InterfaceError("closed"), sqlite3.OperationalError),
-        (asyncpg.exceptions.InternalClientError("state"), sqlite3.OperationalError),
-        (ConnectionRefusedError("refused"), sqlite3.OperationalError),
-        (TimeoutError(), sqlite3.OperationalError),
+        (asyncpg.exceptions.UniqueViolationError("dup"), RefusedError),
+        (asyncpg.exceptions.CheckViolationError("check"), RefusedError),
+        (asyncpg.exceptions.LockNotAvailableError("lock timeout"), TransientError),
+        (asyncpg.exceptions.DeadlockDetectedError("deadlock"), TransientError),
+        (asyncpg.exceptions.DiskFullError("full"), FullError),
+        (asyncpg.exceptions.ConfigurationLimitExceededError("temp_file_limit"), FullError),
+        (asyncpg.exceptions.TooManyConnectionsError("many"), TransientError),
+        (asyncpg.exceptions.AdminShutdownError("bye"), TransientError),
+        (asyncpg.exceptions.CannotConnectNowError("starting up"), TransientError),
+        (asyncpg.exceptions.NumericValueOutOfRangeError("big"), RefusedError),
+        (asyncpg.exceptions.DataCorruptedError("page"), CorruptDatabaseError),
+        (asyncpg.exceptions.ConnectionDoesNotExistError("gone"), TransientError),
+        (asyncpg.exceptions.InterfaceError("closed"), TransientError),
+        (asyncpg.exceptions.InternalClientError("state"), TransientError),
+        (ConnectionRefusedError("refused"), TransientError),
+        (TimeoutError(), TransientError),
     ]
     for exc, kind in cases:
         assert type(translate(exc)) is kind, exc

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import faults
+from db.errors import TransientError
 from db.instance import AlreadyRunning, PgInstanceLock
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
@@ -92,7 +93,7 @@ async def test_a_lost_answer_to_a_persons_commit_never_loses_the_other_on_time(
     shown = shown_by(lobby)
     snap = await lobby.start_pvp(ALICE, BOB, "connect4")
     faults.reset("fail:write:commit_step:1:lost")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(TransientError):
         await lobby.play(snap.id, ALICE, "4")  # stored; Alice is told to try again
     assert (await lobby.store.get_match(snap.id)).ply == 1  # type: ignore[union-attr]
     assert all(s.match.ply == 0 for s in shown)  # Bob's board never showed his turn
@@ -112,7 +113,7 @@ async def test_a_lost_answer_to_a_resignation_shows_the_end(lobby: Lobby) -> Non
     shown = shown_by(lobby)
     snap = await lobby.start_pvp(ALICE, BOB, "connect4")
     faults.reset("fail:write:commit_step:1:lost")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(TransientError):
         await lobby.resign(snap.id, ALICE)
     await lobby.tick()
     assert shown and not shown[-1].live and shown[-1].match.termination == "resign"
@@ -243,11 +244,11 @@ async def test_a_transient_store_error_in_a_background_task_is_one_warning(
     lobby: Lobby, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def fails() -> None:
-        raise sqlite3.OperationalError("connection lost after the commit")
+        raise TransientError("connection lost after the commit")
 
     caplog.set_level(logging.WARNING)
     task = lobby.spawn(fails())
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(TransientError):
         await task
     await asyncio.sleep(0)  # the done callback runs
     [record] = [r for r in caplog.records if "store failed" in r.getMessage()]
@@ -342,7 +343,7 @@ async def test_the_slow_and_lost_write_faults_do_what_they_say(
     faults.reset("fail:write:commit_step:1:slow,fail:write:commit_step:2:lost")
     snap = await lobby.play(snap.id, ALICE, "4")  # slow, then stored
     assert slept == [db.connection.SLOW_WRITE_SECONDS] and snap.match.ply == 1
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(TransientError):
         await lobby.play(snap.id, BOB, "4")
     assert (await lobby.store.get_match(snap.id)).ply == 2  # type: ignore[union-attr]
 
