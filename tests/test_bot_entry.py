@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import bot
+from boot import settings
+from boot.errors import ConfigError
 from tests.machine import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,13 +50,13 @@ def test_print_commands_lists_every_command_valid_for_discord() -> None:
 def test_config_reads_env_and_dotenv(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text("# comment\nDISCORD_TOKEN='abc'\nBOARDBOT_WORKERS=3\n")
-    config = bot.Config.from_env({"BOARDBOT_WORKERS": "1", "BOARDBOT_DB": "x.db"}, dotenv)
+    config = settings.Config.from_env({"BOARDBOT_WORKERS": "1", "BOARDBOT_DB": "x.db"}, dotenv)
     assert config.token == "abc" and config.workers == 1
-    assert config.db_path == str(bot.PROJECT / "x.db") and config.dotenv == dotenv
+    assert config.db_path == str(settings.PROJECT / "x.db") and config.dotenv == dotenv
     with pytest.raises(SystemExit, match="BOARDBOT_TURN_SECONDS"):
-        bot.Config.from_env({"BOARDBOT_TURN_SECONDS": "soon"}, dotenv)
+        settings.Config.from_env({"BOARDBOT_TURN_SECONDS": "soon"}, dotenv)
     with pytest.raises(SystemExit, match="BOARDBOT_DEV_GUILD='my-server' is not a Discord id"):
-        bot.Config.from_env({"BOARDBOT_DEV_GUILD": "my-server"}, dotenv)
+        settings.Config.from_env({"BOARDBOT_DEV_GUILD": "my-server"}, dotenv)
 
 
 def test_a_database_url_selects_postgresql_and_its_password_stays_out_of_sight(
@@ -62,13 +64,13 @@ def test_a_database_url_selects_postgresql_and_its_password_stays_out_of_sight(
 ) -> None:
     dotenv = tmp_path / ".env"
     url = "postgresql://bot:s3cret@db.example:5432/boardbot"
-    config = bot.Config.from_env({"BOARDBOT_DB": "x.db", "BOARDBOT_DATABASE_URL": url}, dotenv)
+    config = settings.Config.from_env({"BOARDBOT_DB": "x.db", "BOARDBOT_DATABASE_URL": url}, dotenv)
     assert config.database == url and "s3cret" not in repr(config)
-    assert bot.Config.from_env({"BOARDBOT_DB": "x.db"}, dotenv).database == str(
-        bot.PROJECT / "x.db"
+    assert settings.Config.from_env({"BOARDBOT_DB": "x.db"}, dotenv).database == str(
+        settings.PROJECT / "x.db"
     )
     with pytest.raises(SystemExit, match="BOARDBOT_DATABASE_URL='mysql://bot:\\*\\*\\*@h/b'"):
-        bot.Config.from_env({"BOARDBOT_DATABASE_URL": "mysql://bot:pw@h/b"}, dotenv)
+        settings.Config.from_env({"BOARDBOT_DATABASE_URL": "mysql://bot:pw@h/b"}, dotenv)
 
 
 def test_dotenv_is_read_as_a_shell_would(tmp_path: Path) -> None:
@@ -81,35 +83,35 @@ def test_dotenv_is_read_as_a_shell_would(tmp_path: Path) -> None:
         "\n"
         "BOARDBOT_DEV_GUILD\n"  # a name alone: no value, as if unset
     )
-    config = bot.Config.from_env({}, dotenv)
+    config = settings.Config.from_env({}, dotenv)
     assert config.token == "abc" and config.workers == 3 and config.turn_seconds == 60
     assert config.dev_guild is None
     dotenv.write_text("BOARDBOT_LOG_LEVEL=debug#x\n")  # a '#' with no space before: the value's
     with pytest.raises(SystemExit, match="BOARDBOT_LOG_LEVEL='DEBUG#X'"):
-        bot.Config.from_env({}, dotenv)
+        settings.Config.from_env({}, dotenv)
     dotenv.write_text('BOARDBOT_WORKERS = "abc"  # comment\n')
     with pytest.raises(SystemExit, match="BOARDBOT_WORKERS='abc': expected a whole number"):
-        bot.Config.from_env({}, dotenv)
+        settings.Config.from_env({}, dotenv)
 
 
 def test_a_dotenv_line_it_cannot_read_is_one_config_line(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text("BOARDBOT_WORKERS=3\nBOARDBOT_SYNC yes please\n")
-    with pytest.raises(bot.ConfigError) as caught:
-        bot.Config.from_env({}, dotenv)
+    with pytest.raises(ConfigError) as caught:
+        settings.Config.from_env({}, dotenv)
     assert str(caught.value) == f"config error: {dotenv}, line 2: expected NAME=value"
     dotenv.write_bytes(b"BOARDBOT_WORKERS=\xff\n")
-    with pytest.raises(bot.ConfigError, match=f"cannot read {dotenv}"):
-        bot.Config.from_env({}, dotenv)
+    with pytest.raises(ConfigError, match=f"cannot read {dotenv}"):
+        settings.Config.from_env({}, dotenv)
 
 
 def test_the_start_says_which_dotenv_it_read(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
-    assert bot.settings_line(bot.Config.from_env({}, dotenv)) == (
-        f"settings: no {bot.DOTENV}; the environment only"
+    assert settings.settings_line(settings.Config.from_env({}, dotenv)) == (
+        f"settings: no {settings.DOTENV}; the environment only"
     )
     dotenv.write_text("BOARDBOT_WORKERS=3\n")
-    assert bot.settings_line(bot.Config.from_env({}, dotenv)) == (
+    assert settings.settings_line(settings.Config.from_env({}, dotenv)) == (
         f"settings: read {dotenv} (the environment overrides it)"
     )
 
@@ -120,19 +122,19 @@ def test_the_database_is_found_from_the_project_folder(
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     (project / "saves").mkdir(parents=True)
     elsewhere.mkdir()
-    monkeypatch.setattr(bot, "PROJECT", project)
-    monkeypatch.setattr(bot, "DATA", project / "data")
+    monkeypatch.setattr(settings, "PROJECT", project)
+    monkeypatch.setattr(settings, "DATA", project / "data")
     monkeypatch.chdir(elsewhere)  # the working directory plays no part
     dotenv = tmp_path / ".env"
-    assert bot.Config.from_env({}, dotenv).db_path == str(project / "data" / "boardbot.db")
+    assert settings.Config.from_env({}, dotenv).db_path == str(project / "data" / "boardbot.db")
     for given, path in (
         ("saves/bot.db", project / "saves" / "bot.db"),
         ("data/other.db", project / "data" / "other.db"),  # the data folder is made
         (str(elsewhere / "abs.db"), elsewhere / "abs.db"),
         ("~/bot.db", Path.home() / "bot.db"),
     ):
-        assert bot.Config.from_env({"BOARDBOT_DB": given}, dotenv).db_path == str(path)
-    assert bot.Config.from_env({"BOARDBOT_DB": ":memory:"}, dotenv).db_path == ":memory:"
+        assert settings.Config.from_env({"BOARDBOT_DB": given}, dotenv).db_path == str(path)
+    assert settings.Config.from_env({"BOARDBOT_DB": ":memory:"}, dotenv).db_path == ":memory:"
     assert not (project / "data").exists()  # nothing made by reading the settings
 
 
@@ -140,12 +142,12 @@ def test_the_database_is_found_from_the_project_folder(
 def test_a_database_in_a_folder_that_does_not_exist_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
-    monkeypatch.setattr(bot, "PROJECT", tmp_path)
-    monkeypatch.setattr(bot, "DATA", tmp_path / "data")
+    monkeypatch.setattr(settings, "PROJECT", tmp_path)
+    monkeypatch.setattr(settings, "DATA", tmp_path / "data")
     (tmp_path / "saves").mkdir()
     (tmp_path / "saves" / "x.db").write_text("a file, not a folder")
-    with pytest.raises(bot.ConfigError) as caught:
-        bot.Config.from_env({"BOARDBOT_DB": given}, tmp_path / ".env")
+    with pytest.raises(ConfigError) as caught:
+        settings.Config.from_env({"BOARDBOT_DB": given}, tmp_path / ".env")
     folder = (tmp_path / given).parent
     assert str(caught.value) == (
         f"config error: BOARDBOT_DB={given!r}: there is no folder {folder}"
@@ -154,23 +156,23 @@ def test_a_database_in_a_folder_that_does_not_exist_is_refused(
     assert not folder.is_dir()
     # A PostgreSQL database instead: the SQLite setting is not used, so not checked.
     url = "postgresql://bot@db.example/boardbot"
-    config = bot.Config.from_env({"BOARDBOT_DB": given, "BOARDBOT_DATABASE_URL": url}, None)
+    config = settings.Config.from_env({"BOARDBOT_DB": given, "BOARDBOT_DATABASE_URL": url}, None)
     assert config.database == url
 
 
 @pytest.mark.parametrize("var", ["BOARDBOT_SYNC", "BOARDBOT_OWNER_SPECS"])
 def test_switches_take_on_or_off_and_refuse_anything_else(tmp_path: Path, var: str) -> None:
     dotenv = tmp_path / ".env"
-    field = dict(bot.SWITCHES)[var]
+    field = dict(settings.SWITCHES)[var]
     for word, value in (
         ("1", True), ("TRUE", True), (" yes ", True), ("On", True),
         ("0", False), ("false", False), ("NO", False), ("off", False), ("", False),
     ):  # fmt: skip
-        assert getattr(bot.Config.from_env({var: word}, dotenv), field) is value, word
-    assert getattr(bot.Config.from_env({}, dotenv), field) is False
+        assert getattr(settings.Config.from_env({var: word}, dotenv), field) is value, word
+    assert getattr(settings.Config.from_env({}, dotenv), field) is False
     for word in ("maybe", "2", "enabled", "y"):
-        with pytest.raises(bot.ConfigError) as caught:
-            bot.Config.from_env({var: word}, dotenv)
+        with pytest.raises(ConfigError) as caught:
+            settings.Config.from_env({var: word}, dotenv)
         assert str(caught.value) == (
             f"config error: {var}={word!r}: expected 1 or 0 (or true/false, yes/no, on/off)"
         )

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from console import UsageError, parse_command, run_console
+from console.commands import parse_command
+from console.run import run_console
+from console.values import UsageError
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
@@ -81,7 +83,7 @@ async def test_a_whole_game_against_the_bot_then_history(lobby: Lobby) -> None:
     assert history[0] == "Recent matches of you:"
     ending = r"\((four in a row|the board is full)\)"
     assert re.match(r"  #1 Connect Four vs Bot \(random\): (won|lost|drew) " + ending, history[1])
-    match = await lobby.store.get_match(1)
+    match = await lobby.store.matches.get(1)
     assert match is not None and match.status == "finished"
 
 
@@ -153,7 +155,7 @@ async def test_a_botmatch_plays_to_its_end(lobby: Lobby) -> None:
     text = await run(lobby, "/botmatch game:othello first:greedy-first second:random delay:0\n")
     assert text.splitlines()[1] == "#1 Othello: Bot (greedy-first) ⚫ vs ⚪ Bot (random)"
     plays = re.findall(r"^#1 Bot \S+ [⚫⚪] (?:plays [a-h][1-8]|has no legal move)", text, re.M)
-    match = await lobby.store.get_match(1)
+    match = await lobby.store.matches.get(1)
     assert match is not None and match.status == "finished" and match.kind == "eve"
     assert len(plays) == match.ply
     assert len(RESULT.findall(text)) == 1
@@ -167,7 +169,7 @@ async def test_quit_stops_a_running_botmatch(lobby: Lobby) -> None:
     text = await run(lobby, "/botmatch game:connect4 first:random second:random delay:5\n/quit\n")
     assert time.perf_counter() - t0 < scaled(5)
     assert "Match ended (stopped), no result." in text
-    match = await lobby.store.get_match(1)
+    match = await lobby.store.matches.get(1)
     assert match is not None and match.status == "abandoned"
 
 
@@ -205,9 +207,12 @@ async def test_every_bad_input_gets_one_error_line_and_changes_nothing(lobby: Lo
     r = replies(text)
     for line in BAD_INPUTS:
         assert len(r[line]) == 1 and r[line][0].startswith("error: "), (line, r[line])
-    assert await lobby.store.live_matches() == []
+    assert await lobby.store.matches.live() == []
     assert (
-        await lobby.store.history((await lobby.player_for(Person("local", "you", "you"))).id) == []
+        await lobby.store.matches.history(
+            (await lobby.player_for(Person("local", "you", "you"))).id
+        )
+        == []
     )
 
 
@@ -218,7 +223,7 @@ async def test_errors_inside_a_match(lobby: Lobby) -> None:
     r = replies(text)
     for line in ("z", "0", "10", "pass", "/play game:othello"):
         assert len(r[line]) == 1 and r[line][0].startswith("error: "), (line, r[line])
-    match = await lobby.store.get_match(1)
+    match = await lobby.store.matches.get(1)
     assert match is not None and match.ply == 0 and match.status == "live"
 
 
@@ -304,12 +309,12 @@ async def test_a_game_started_while_the_engine_warms_is_not_taken_for_an_earlier
     """In a terminal the prompt works before the rule kernels are warm (a first run compiles
     them, which can take a minute); what a restart takes up is only what was live before the
     start."""
-    import console
+    import console.run
 
     def slow_warm() -> None:
         time.sleep(1.0)  # the first run's compile, shortened
 
-    monkeypatch.setattr(console, "warm_rules", slow_warm)
+    monkeypatch.setattr(console.run, "warm_rules", slow_warm)
     term = Pty()
     term.start()
     try:

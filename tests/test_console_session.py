@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import console
-from console import completions, run_console
+from console.commands import COMMANDS
+from console.completion import completions
+from console.handlers import HANDLERS
+from console.run import run_console
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
@@ -139,7 +141,7 @@ async def test_train_stop_keeps_what_was_learned_and_a_second_job_is_refused(
     for line in text.splitlines():
         if "games (" in line:
             assert line.startswith(f"Training {KIND} (connect4, memory {KIND}/default"), line
-    info = await lobby.store.memory_info(KIND, "default")
+    info = await lobby.store.memory.info(KIND, "default")
     assert done > 0 and info is not None and info.games_trained == done, text
 
 
@@ -169,7 +171,7 @@ async def test_watch_shows_a_bot_match_to_its_end(lobby: Lobby) -> None:
     watched = "\n".join(r["/watch"])
     assert "Watching match #1 until it ends." in watched
     assert len(RESULT.findall(watched)) == 1  # the end came before the next line was read
-    match = await lobby.store.get_match(1)
+    match = await lobby.store.matches.get(1)
     assert match is not None and match.status == "finished"
     assert len(re.findall(r"^#1 Bot \S+ \S+ plays \d$", watched, re.M)) > 1
 
@@ -303,8 +305,9 @@ def test_tab_completes_commands_options_and_agents() -> None:
 
 
 def test_every_command_has_a_handler() -> None:
-    for name in console.COMMANDS:
-        assert callable(getattr(console.Console, f"cmd_{name}", None)), name
+    for name in COMMANDS:
+        assert callable(HANDLERS.get(name)), name
+    assert set(HANDLERS) == set(COMMANDS)
 
 
 async def test_stats_and_history_of_one_of_the_bots_players(lobby: Lobby) -> None:

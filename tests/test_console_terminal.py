@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from console import run_console
+from console.run import run_console
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool

@@ -184,7 +184,9 @@ def test_settings_and_database_are_found_next_to_bot_py_from_anywhere(tmp_path: 
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir()
     elsewhere.mkdir()
-    shutil.copy(ROOT / "bot.py", project)  # a project folder of its own (no repository writes)
+    # A project folder of its own (no repository writes): bot.py and boot/, which finds it.
+    shutil.copy(ROOT / "bot.py", project)
+    shutil.copytree(ROOT / "boot", project / "boot", ignore=shutil.ignore_patterns("__pycache__"))
     (project / ".env").write_text(
         'export BOARDBOT_DB="mine.db"  # next to bot.py\nexport BOARDBOT_WORKERS=1\n'
     )

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cogs.client import BoardBot
-from console import Console
+from console.dispatch import Console
 from db.store import Store
 from engine.agents import registry
 from engine.agents.base import Budget

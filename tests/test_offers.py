@@ -28,12 +28,12 @@ from engine.games import catalog
 small = catalog.Offer{(SMALL.key, SMALL.title, SMALL.game, SMALL.variant)!r}
 catalog.OFFERS = (*catalog.OFFERS, small)
 from cogs.games import Games
-import console
+from console.commands import COMMANDS
 out = {{}}
 for command in (Games.play, Games.challenge, Games.botmatch):
     [param] = [p for p in command.parameters if p.name == "game"]
     out[command.name] = [[c.name, c.value] for c in param.choices]
-out["console"] = console.COMMANDS["play"].usage
+out["console"] = COMMANDS["play"].usage
 print(json.dumps(out))
 """
 

@@ -1,0 +1,123 @@
+"""The terminal: lines read with prompt_toolkit, output printed above the line being typed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import IO, TextIO, cast
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import create_input
+from prompt_toolkit.output import create_output
+from prompt_toolkit.output.vt100 import Vt100_Output
+from prompt_toolkit.shortcuts import CompleteStyle
+from prompt_toolkit.utils import get_cwidth
+
+
+class Terminal:
+    """A terminal's lines, read with prompt_toolkit (history, editing keys, completion), and
+    output printed above the line being typed, in order.
+
+    Output that comes while a prompt is shown is written with `run_in_terminal`: the prompt is
+    erased, the text printed, the prompt and what is typed drawn again below it. Ctrl-C at
+    the prompt leaves the console (as the signal does), Ctrl-D on an empty line ends the
+    input, Ctrl-Z suspends as in a shell; the terminal's modes are set only while a prompt is
+    read, and given back as they were after each one."""
+
+    def __init__(self, stdin: IO[str], stdout: IO[str], completer: Completer) -> None:
+        self.out = stdout
+        output = create_output(cast(TextIO, stdout))
+        if isinstance(output, Vt100_Output):
+            # A cursor position request only serves menus that reserve room below the prompt;
+            # completion here is readline-like (the list goes above), and a terminal that never
+            # answers would cost a 2 s wait and a warning.
+            output.enable_cpr = False
+        self.session: PromptSession[str] = PromptSession(
+            input=create_input(cast(TextIO, stdin)),
+            output=output,
+            history=InMemoryHistory(),
+            completer=completer,
+            complete_style=CompleteStyle.READLINE_LIKE,
+            complete_while_typing=False,
+            reserve_space_for_menu=0,
+            enable_suspend=True,
+        )
+        self._tail: asyncio.Future[None] | None = None  # the output still to be written
+        self._progress_last = False  # the last line on the screen is a progress line
+        self.prompting = False
+
+    @staticmethod
+    def usable(stdin: IO[str], stdout: IO[str]) -> bool:
+        """Whether both ends are a terminal (else lines are read one by one)."""
+        try:
+            return bool(stdin.isatty() and stdout.isatty())
+        except (AttributeError, ValueError, OSError):
+            return False
+
+    def columns(self) -> int:
+        try:
+            return max(self.session.output.get_size().columns, 20)
+        except Exception:  # a terminal that cannot say: the usual width
+            return 80
+
+    async def read(self, prompt: str) -> str:
+        """The next line (with its newline); EOFError at the end of input (Ctrl-D),
+        KeyboardInterrupt on Ctrl-C."""
+        await self.flush()
+        self.prompting = True
+        try:
+            # The bot's own signal handlers stay (SIGTERM, SIGINT from outside); a failure in
+            # a background task is the console's to report, never a traceback on the screen.
+            line = await self.session.prompt_async(
+                prompt, handle_sigint=False, set_exception_handler=False
+            )
+        finally:
+            self.prompting = False
+            self._progress_last = False  # the accepted line is below any progress line
+        return line + "\n"
+
+    def print_above(self, text: str, *, progress: bool = False) -> None:
+        """Print whole lines above the prompt (or plainly when none is shown). A `progress`
+        line replaces the progress line printed last, if nothing came after it."""
+
+        def emit() -> None:
+            over = progress and self._progress_last
+            self._progress_last = progress
+            with contextlib.suppress(OSError, ValueError):
+                self.out.write(("\x1b[1A\r\x1b[2K" if over else "") + text + "\n")
+                self.out.flush()
+
+        pending = self._tail is not None and not self._tail.done()
+        if not pending and not self.session.app.is_running:
+            emit()
+            return
+        earlier = self._tail
+
+        async def later() -> None:
+            if earlier is not None:
+                await asyncio.gather(earlier, return_exceptions=True)
+            await run_in_terminal(emit)
+
+        self._tail = asyncio.ensure_future(later())
+
+    async def flush(self) -> None:
+        """Wait until everything printed so far is on the screen."""
+        while self._tail is not None and not self._tail.done():
+            await asyncio.gather(self._tail, return_exceptions=True)
+
+    def fit(self, text: str) -> str:
+        """`text` cut to one row of the terminal (a progress line must not wrap)."""
+        room = self.columns() - 1  # the last column would wrap on some terminals
+        if get_cwidth(text) <= room:
+            return text
+        out: list[str] = []
+        used = 1  # the ellipsis
+        for ch in text:
+            used += get_cwidth(ch)
+            if used > room:
+                break
+            out.append(ch)
+        return "".join(out) + "…"
