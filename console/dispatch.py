@@ -41,6 +41,8 @@ class Console(Session):
         return True
 
     async def move(self, text: str) -> None:
+        """A bare move in the current match (`4 match:3`: in match 3, made current), for
+        whoever is to move there (see `Session.mover`)."""
         words = text.split()
         chosen = [w for w in words if w.lower().startswith("match:")]
         if chosen:  # "4 match:3": a move in match 3, which becomes the current one
