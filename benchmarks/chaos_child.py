@@ -6,10 +6,23 @@ and `BoardBot` with its cogs, driven through discord.py's real dispatch by the o
 to the driver as they change (before the bot sees the response), so the driver always knows
 what Discord shows, even after a kill.
 
+The database is the SQLite file `--db` or the PostgreSQL database `--database-url`; with
+PostgreSQL the bot keeps its guard as `bot.py` does (`watch`: taken again after a server
+restart, or the bot stops with one line).
+
+Discord's guilds and channels (`--layout`, JSON `{"guilds": {guild: [channel, ...]},
+"deleted": [...], "removed": [...], "refused": [...]}`) are announced with GUILD_CREATE at the
+start; edits in a deleted channel get 404 (Unknown Channel), in a removed guild's or a refused
+channel 403 (Missing Access), as Discord answers them.
+
 Protocol: JSON lines. In (stdin), each with an `id`: `slash`, `click`, `delete` (a message is
-deleted in Discord), `fail` (the next N requests of a kind fail as Discord would), `stats`,
-`quit`. Out (stdout): `ready`, `msg` / `del` (Discord's messages), `done` (a request's
-outcome), `fault` (a BOARDBOT_FAULT rule fired), `stats`.
+deleted in Discord), `fail` (the next N requests of a kind fail as Discord would),
+`disconnect` / `resumed` (the gateway), `refuse` (every edit in a channel fails with 403 from
+now on), `channel_delete` / `guild_delete` (the gateway's CHANNEL_DELETE, GUILD_DELETE),
+`layout` (new channels: a GUILD_CREATE again), `quit`. Out (stdout): `ready`, `msg` / `del`
+(Discord's messages), `done` (a request's outcome), `fault` (a BOARDBOT_FAULT rule fired, or a
+failure injected here), `refused` (the first refused edit in a channel), `gone` (a board the
+bot gave up), `guard_lost` (the bot stopped: its database guard was lost), `error`.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import random
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +47,8 @@ import discord
 
 import faults
 from benchmarks.stacks import dump_tasks_on_sigusr1
-from bot import Config, build_lobby, shut_down
+from boot.settings import Config
+from bot import build_lobby, shut_down
 from cogs.client import BoardBot
 from tests.harness import DEFAULT_GUILD_ID, Call, Harness, HarnessError, http_error, user
 from tests.harness.payloads import resume_snowflakes
@@ -56,7 +71,7 @@ class Messages(dict[int, Any]):
         super().__setitem__(key, value)
         emit({"ev": "msg", "msg": value})
 
-    def pop(self, key: int, *default: Any) -> Any:  # type: ignore[override]
+    def pop(self, key: int, *default: Any) -> Any:
         found = key in self
         value = super().pop(key, *default)
         if found:
@@ -72,19 +87,51 @@ def _ours(task: asyncio.Task[Any]) -> bool:
 
 
 class Child:
-    def __init__(self, bot: BoardBot, harness: Harness, seed: int, edit_failure: float) -> None:
+    def __init__(
+        self, bot: BoardBot, harness: Harness, seed: int, edit_failure: float, layout: Any
+    ) -> None:
         self.bot = bot
         self.h = harness
         self.rng = random.Random(seed)
         self.edit_failure = edit_failure
         self.fail_next: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        self.guilds: dict[int, list[int]] = {}
+        #: Channels whose edits Discord refuses: (status, code) by channel.
+        self.refused: dict[int, tuple[int, int]] = {}
+        self.reported: set[int] = set()  # channels whose first refusal was reported
+        self.apply_layout(layout)
         for key in (CALLBACK, EDIT):
             harness.responders[key] = self._responder(key)
+
+    def apply_layout(self, layout: Any) -> None:
+        """Where the bot is and what Discord refuses (see the module's docstring)."""
+        self.guilds = {int(g): [int(c) for c in cs] for g, cs in layout.get("guilds", {}).items()}
+        for cid in layout.get("deleted", ()):
+            self.refused[int(cid)] = (404, 10003)  # Unknown Channel
+        for cid in (*layout.get("removed", ()), *layout.get("refused", ())):
+            self.refused[int(cid)] = (403, 50001)  # Missing Access
+
+    async def announce(self) -> None:
+        """GUILD_CREATE for each guild the bot is in, as Discord sends at a connection (and
+        again for channels made since: a guild already known is only refreshed)."""
+        for gid, channels in self.guilds.items():
+            await self.h.gateway("GUILD_CREATE", self.h.guild_payload(gid, channels))
+
+    def _refusal(self, call: Call) -> tuple[int, int] | None:
+        channel = int(call.path_params.get("channel_id") or 0)
+        refusal = self.refused.get(channel)
+        if refusal is not None and channel not in self.reported:
+            self.reported.add(channel)
+            emit({"ev": "refused", "channel": channel, "at": time.time()})
+        return refusal
 
     def _responder(self, key: tuple[str, str]) -> Any:
         default = self.h._webhook_response if key == CALLBACK else None
 
         def respond(call: Call) -> Any:
+            refusal = self._refusal(call) if key == EDIT else None
+            if refusal is not None:
+                raise http_error(*refusal, "injected by the chaos run")
             queue = self.fail_next.get(key)
             if queue:
                 status, code = queue.pop(0)
@@ -119,7 +166,7 @@ class Child:
                 for key, value in list(options.items()):
                     if isinstance(value, dict) and "user" in value:
                         options[key] = self.person(value["user"])
-                gid = self.h.guild_id
+                gid = int(req.get("guild") or self.h.guild_id)
                 data = self.h._command_data(req["name"], options)
                 payload = self.h.interaction_payload(
                     2,
@@ -146,6 +193,19 @@ class Child:
                 self.bot.dispatch("disconnect")
             elif op == "resumed":  # and came back
                 await self.h.gateway("RESUMED", {})
+            elif op == "refuse":  # the bot lost access to a channel: every edit there fails
+                self.refused[int(req["channel"])] = (403, 50001)
+            elif op == "channel_delete":
+                await self.h.gateway("CHANNEL_DELETE", _channel(req["guild"], req["channel"]))
+                self.refused[int(req["channel"])] = (404, 10003)
+            elif op == "guild_delete":  # the bot was removed from the guild
+                gid = int(req["guild"])
+                await self.h.gateway("GUILD_DELETE", {"id": str(gid)})
+                for cid in self.guilds.pop(gid, []):
+                    self.refused[cid] = (403, 50001)
+            elif op == "layout":
+                self.apply_layout(req["layout"])
+                await self.announce()
             elif op == "fail":
                 key = ROUTES[req["kind"]]
                 self.fail_next.setdefault(key, []).extend(
@@ -159,6 +219,18 @@ class Child:
             out["error"] = f"{type(exc).__name__}: {exc}"[:500]
             emit({"ev": "error", "kind": "unhandled", "text": out["error"]})
         emit(out)
+
+
+def _channel(guild: int, channel: int) -> dict[str, Any]:
+    """A text channel as the gateway describes it (CHANNEL_DELETE's payload)."""
+    return {
+        "id": str(channel),
+        "type": 0,
+        "guild_id": str(guild),
+        "name": "a channel",
+        "position": 0,
+        "permission_overwrites": [],
+    }
 
 
 class _GoneBoards(logging.Handler):
@@ -208,15 +280,18 @@ def _message_id(response: Any) -> str | None:
         return None
     if "resource" in response:  # an interaction callback
         message = response["resource"].get("message") or {}
-        return message.get("id") or response["interaction"].get("response_message_id")
-    return response.get("id")
+        found = message.get("id") or response["interaction"].get("response_message_id")
+    else:
+        found = response.get("id")
+    return None if found is None else str(found)
 
 
 async def run(args: argparse.Namespace) -> int:
     _dump_stacks_on_signals()
     faults.observers.append(lambda point, kind: emit({"ev": "fault", "point": point, "kind": kind}))
     config = Config(
-        db_path=args.db,
+        db_path=args.db or ":memory:",
+        database_url=args.database_url or None,
         workers=args.workers,
         turn_seconds=args.turn_seconds,
         resume_grace=args.grace,
@@ -253,27 +328,44 @@ async def run(args: argparse.Namespace) -> int:
         raise_errors=False,
         ignore_task=_ours,
     )
-    child = Child(bot, h, args.seed, args.edit_failure)
-    emit({"ev": "ready", "pid": os.getpid()})
+    child = Child(bot, h, args.seed, args.edit_failure, json.loads(args.layout or "{}"))
+    await child.announce()
     reader = asyncio.StreamReader()
     loop = asyncio.get_running_loop()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     pending: set[asyncio.Task[None]] = set()
-    while True:
-        line = await reader.readline()
-        if not line:
-            break
-        req = json.loads(line)
-        if req["op"] == "quit":
-            break
-        task = asyncio.ensure_future(child.handle(req))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-    await asyncio.gather(*pending, return_exceptions=True)
+    lost = asyncio.Event()
+
+    def guard_lost(why: str) -> None:  # as bot.py: two bots would run the same clocks
+        emit({"ev": "guard_lost", "text": why})
+        lost.set()
+
+    async def serve() -> None:
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            req = json.loads(line)
+            if req["op"] == "quit":
+                return
+            task = asyncio.ensure_future(child.handle(req))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    # Both made before any request: a request's settle waits for every task made after it
+    # began (a read of its own per line would hold it until the next line came).
+    watching = asyncio.ensure_future(guard.watch(guard_lost))
+    serving, stopping = asyncio.ensure_future(serve()), asyncio.ensure_future(lost.wait())
+    emit({"ev": "ready", "pid": os.getpid()})
+    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    serving.cancel()
+    stopping.cancel()
+    watching.cancel()
+    await asyncio.gather(*pending, watching, return_exceptions=True)
     await h.close()
     await shut_down(lobby, guard)
     emit({"ev": "bye"})
-    return 0
+    return 3 if lost.is_set() else 0
 
 
 def _dump_stacks_on_signals() -> None:
@@ -284,7 +376,9 @@ def _dump_stacks_on_signals() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--db", required=True)
+    parser.add_argument("--db", default="", help="the SQLite file")
+    parser.add_argument("--database-url", default="", help="or a PostgreSQL database")
+    parser.add_argument("--layout", default="", help="Discord's guilds and channels (JSON)")
     parser.add_argument("--discord", default="")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)

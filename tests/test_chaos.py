@@ -1,8 +1,10 @@
 """A small seeded chaos run (the full one is `python -m benchmarks.chaos`, figures in the notes).
 
 About 20 matches and 5 kills of the real bot process (kill -9 by the fault hook and at random
-moments), with failed Discord responses and edits, a worker crash or hang and a busy or full
-database: every violation count must be 0.
+moments), with failed Discord responses and edits, a worker crash or hang, a busy or full
+database, corrupt rows planted while the bot is down, both kinds of outage (a gateway
+disconnect and a stopped process, 5 to 12 s: past the 8 s turn clock), a channel refusing
+every edit (403) and a deleted channel: every violation count must be 0.
 
 Its times (the turn clock, the grace after a restart, the checks' limits, the bot's job ceiling)
 are given for the reference machine: the run scales them by the machine factor
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARGS = [
     *("--matches", "20", "--kills", "5", "--seed", "4", "--workers", "1"),
     *("--turn-seconds", "8", "--grace", "4", "--epoch-seconds", "2", "5", "--stop-botmatches"),
+    *("--outage-seconds", "5", "12"),
 ]
 
 
@@ -57,3 +60,7 @@ def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
     assert sum(v for k, v in faults.items() if k.startswith("response:")) > 0
     assert sum(v for k, v in faults.items() if k.startswith("write:")) > 0
     assert sum(v for k, v in faults.items() if k.startswith("job:")) > 0
+    assert faults["outage:gateway"] >= 1 and faults["outage:stopped"] >= 1
+    assert faults["channel_refused:403"] >= 1
+    assert faults.get("channel_deleted", 0) + faults.get("guild_removed", 0) >= 1
+    assert faults["corrupt_rows_planted"] > 0
