@@ -22,8 +22,8 @@ from lobby.errors import (
 from lobby.learning import TrainingJob
 from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
 from lobby.overview import AgentOverview, agents_overview
-from lobby.pool import EngineStatus
 from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
+from lobby.warmup import EngineStatus
 
 __all__ = [
     "TRANSIENT",

@@ -633,7 +633,7 @@ def train_batch_in_worker(request: BatchRequest, memory: dict[bytes, bytes]) -> 
     self-play: both seats by the learning rule). In games against an opponent the learner
     alternates colours.
     """
-    from lobby.pool import worker_agent
+    from lobby.jobs import worker_agent
 
     r = request
     rng = random.Random(r.seed)

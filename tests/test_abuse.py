@@ -353,12 +353,12 @@ async def test_caches_forget_ended_matches(env: Any) -> None:
 
 def test_the_worker_agent_cache_is_bounded() -> None:
     from engine.agents.base import AgentSpec
-    from lobby import pool
+    from lobby import jobs
 
-    pool._agents.clear()
+    jobs._agents.clear()
     for i in range(100):  # every distinct spec people may name would be a new agent
-        pool.worker_agent(AgentSpec("trainer", {"exploration": i / 10}), "connect4")
-    assert len(pool._agents) == pool.MAX_AGENTS
+        jobs.worker_agent(AgentSpec("trainer", {"exploration": i / 10}), "connect4")
+    assert len(jobs._agents) == jobs.MAX_AGENTS
 
 
 # ---------------------------------------------------------------------- 8. configuration

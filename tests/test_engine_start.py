@@ -17,14 +17,17 @@ from pathlib import Path
 
 import pytest
 
+import lobby.jobs
 import lobby.pool
+import lobby.warmup
 from engine import warm
 from engine.agents import registry
 from engine.agents.base import Budget
 from engine.agents.opponents import opponents
 from engine.games import GAMES, new_game
 from engine.games.connect4 import Connect4State
-from lobby.pool import EnginePool, choose_in_worker
+from lobby.jobs import choose_in_worker
+from lobby.pool import EnginePool
 from lobby.worker import repeatable
 from tests.machine import scaled
 
@@ -66,7 +69,7 @@ def sleeper(seconds: float) -> None:
 def slow_warm(step: warm.WarmStep, gentle: bool = False, seconds: float = 0.0) -> None:
     """A warm-up step that takes `seconds` longer (the compile of a first run)."""
     time.sleep(seconds)
-    lobby.pool.warm_in_worker(step, gentle)
+    lobby.jobs.warm_in_worker(step, gentle)
 
 
 # --- tests ---
@@ -114,9 +117,9 @@ def _one_step_plan(
 async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compiled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(lobby.pool, "_plan", lambda: _one_step_plan("connect4", "medium"))
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "medium"))
     slow = functools.partial(slow_warm, seconds=scaled(4.0))
-    monkeypatch.setattr(lobby.pool, "warm_in_worker", slow)
+    monkeypatch.setattr(lobby.warmup, "warm_in_worker", slow)
     pool = EnginePool(workers=1)
     await pool.start()
     try:
@@ -156,14 +159,14 @@ async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compi
 async def test_a_warm_start_has_no_plain_worker_and_warms_in_the_background(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(lobby.pool, "_plan", lambda: _one_step_plan("othello", "easy", True))
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("othello", "easy", True))
     pool = EnginePool(workers=2)
     await pool.start()
     try:
         assert pool.plain_pid is None and len(pool.pids) == 2
         assert not pool.status().compiling and pool.status().note() == ""
         await asyncio.wait_for(pool.everything(), scaled(60))
-        assert pool.status() == lobby.pool.EngineStatus(1, 1, (), 0.0, False)
+        assert pool.status() == lobby.warmup.EngineStatus(1, 1, (), 0.0, False)
         assert pool.jobs_run == 0  # a warm-up is not a job
     finally:
         await pool.close()

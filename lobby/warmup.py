@@ -1,0 +1,359 @@
+"""The engine's warm-up as the pool follows it: the plan's steps in order (an agent asked for
+moves to the front), which steps some worker finished or failed, and the estimate of what is
+left on this machine. The pool (`lobby.pool`) holds one and tells it what its workers did; why
+the warm-up works this way: docs/architecture.md, "The engine pool"."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engine import warm as warming
+from engine.agents.base import AgentSpec, Budget, Decision
+from lobby.jobs import warm_in_worker
+from lobby.workers import Job, Worker
+
+log = logging.getLogger(__name__)
+
+#: Failed warm-ups of one agent before the pool stops trying it.
+WARM_ATTEMPTS = 2
+_PRIOR = 5.0  # reference seconds the first guess of the machine's speed weighs
+#: Seconds a plain Python answer may take before the compiled agent is asked too.
+HEDGE_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """How far the engine's warm-up is: agents compiled (or loaded) of those people can
+    choose, the ones left (as shown: `Othello expert`), about how many seconds they take, and
+    whether they compile (else numba only loads them from its cache, in seconds)."""
+
+    ready: int
+    total: int
+    left: tuple[str, ...]
+    seconds: float
+    compiling: bool
+
+    @property
+    def warm(self) -> bool:
+        return self.ready >= self.total
+
+    def progress(self) -> str:
+        """`8 of 20 opponents ready, about 25 s left`."""
+        left = max(1, round(self.seconds))
+        return f"{self.ready} of {self.total} opponents ready, about {left} s left"
+
+    def note(self) -> str:
+        """A line for someone starting a game while the engine compiles (empty otherwise)."""
+        if self.warm or not self.compiling:
+            return ""
+        return (
+            f"The game engine is still compiling after an install or update ({self.progress()}):"
+            " the bot's first moves may be slower."
+        )
+
+
+def read_plan() -> tuple[list[warming.WarmStep], dict[str, float], set[str]]:
+    """The warm-up's plan, each step's cost and the steps `cached()` (run in a thread: it reads
+    the cache's notes)."""
+    plan = warming.warm_plan()
+    cached = {step.key for step in plan if step.cached()}
+    costs = {s.key: warming.LOAD_COST if s.key in cached else s.cost() for s in plan}
+    return plan, costs, cached
+
+
+def first_guess() -> float:
+    """A first guess of how much slower than the reference this machine is, from its load per
+    core; its square root, since Linux shares the CPU between sessions before processes (the
+    bot's session gets its share however many processes the others run)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    per_core = os.getloadavg()[0] / max(1, cpus)
+    return max(1.0, math.sqrt(per_core))
+
+
+class Warmup:
+    """The warm-up's plan and progress (touched on the loop's thread only)."""
+
+    def __init__(self) -> None:
+        # its steps in order, their costs on the reference machine, the steps some worker
+        # finished (key -> seconds it took) or failed, and when it began
+        self._plan: list[warming.WarmStep] = []
+        self._costs: dict[str, float] = {}
+        self._done: dict[str, float] = {}
+        self._failed: dict[str, int] = {}
+        self._began = time.monotonic()
+        self._slowness = self._guess = 1.0  # seconds here per second on the reference machine
+        self._measured = [0.0, 0.0]  # seconds here, and on the reference machine, of compiles
+        self._ready: dict[str, asyncio.Future[None]] = {}  # `step_ready`
+        self.planned = False  # whether `status()` knows the plan
+        self._cached: set[str] = set()  # steps compiled before this start (loads only)
+        self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
+        self._everything: asyncio.Future[None] | None = None
+
+    def begin(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The pool starts: the warm-up's clock too."""
+        self._began = time.monotonic()
+        self._everything = loop.create_future()
+
+    def without_plan(self) -> None:
+        """No warm-up to follow (a pool without one, or one that warmed up in a thread)."""
+        self.planned = True
+        if self._everything is not None and not self._everything.done():
+            self._everything.set_result(None)
+
+    def use_plan(
+        self, planned: tuple[list[warming.WarmStep], dict[str, float], set[str]], guess: float
+    ) -> bool:
+        """The plan `read_plan` read, and the first guess of the machine's speed; whether
+        something is left to compile (else every step only loads from numba's cache)."""
+        self._plan, self._costs, self._cached = planned
+        self._order = {step.key: i for i, step in enumerate(self._plan)}
+        self.planned = True
+        self._slowness = self._guess = guess
+        return len(self._cached) < len(self._plan)
+
+    @property
+    def started(self) -> bool:
+        return self._everything is not None
+
+    @property
+    def finished(self) -> bool:
+        """Every step of the plan is done (or given up)."""
+        return self._everything is not None and self._everything.done()
+
+    async def everything(self) -> None:
+        """Wait until every agent of the plan is compiled (or loaded) in a worker."""
+        if self._everything is None:
+            raise RuntimeError("the engine pool is not started")
+        await asyncio.shield(self._everything)
+
+    def status(self, under_way: Iterable[tuple[str, float]]) -> EngineStatus:
+        """How far the warm-up is, and about how long the rest takes here; `under_way`: the
+        (step, monotonic start) of the warm-ups workers run now."""
+        left = [step for step in self._plan if step.key not in self._done]
+        seconds = sum(self._costs.get(step.key, warming.DEFAULT_COST) for step in left)
+        seconds *= self._slowness
+        now = time.monotonic()
+        for key, started in under_way:  # what the steps under way have done already
+            cost = self._costs.get(key, warming.DEFAULT_COST) * self._slowness
+            seconds -= min(cost, now - started)
+        total = len(self._plan)
+        compiling = any(s.key not in self._cached for s in left)
+        labels = tuple(s.label for s in left)
+        return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
+
+    def is_done(self, key: str | None) -> bool:
+        """Whether some worker has warmed the step `key`."""
+        return key in self._done
+
+    def step(self, key: str) -> warming.WarmStep:
+        return next(step for step in self._plan if step.key == key)
+
+    def next_step(self, warmed: set[str], under_way: set[str | None]) -> warming.WarmStep | None:
+        """The first step of the plan a worker that did `warmed` has not done; one that another
+        worker is compiling for the first time (`under_way`) waits for it (it would compile
+        the same kernels)."""
+        for step in self._plan:
+            if step.key in warmed or self._failed.get(step.key, 0) >= WARM_ATTEMPTS:
+                continue
+            if step.key in under_way and step.key not in self._done:
+                continue
+            return step
+        return None
+
+    def hurry(self, spec: AgentSpec, game: str) -> str:
+        """Move the step of an agent asked for before the steps not done yet (adding it to
+        the plan if it is not in it); its key."""
+        i = next((i for i, s in enumerate(self._plan) if s.spec == spec and s.game == game), -1)
+        if i < 0:
+            step = warming.WarmStep(game, (spec.label(),), spec)
+            self._costs[step.key] = warming.DEFAULT_COST
+        else:
+            step = self._plan.pop(i)
+        if step.key in self._done:
+            self._plan.insert(i, step)
+            return step.key
+        first = next((j for j, s in enumerate(self._plan) if s.key not in self._done), 0)
+        self._plan.insert(first, step)
+        if self._everything is not None and self._everything.done():
+            self._everything = asyncio.get_running_loop().create_future()
+        return step.key
+
+    def plain_worth(self, step: str, budget: Budget) -> bool:
+        """Whether a plain Python answer is worth asking for the agent of `step`: no worker has
+        warmed it yet and its compile takes longer than a plain Python search with this
+        budget (`engine.warm.plain_worth`)."""
+        if step in self._done or step in self._cached:
+            return False
+        return warming.ALONE.get(step, warming.DEFAULT_COST) >= warming.plain_worth(budget)
+
+    def step_ready(self, key: str) -> asyncio.Future[None]:
+        """Done when some worker has warmed the step `key` (or the pool gave up on it)."""
+        ready = self._ready.get(key)
+        if ready is None:
+            ready = self._ready[key] = asyncio.get_running_loop().create_future()
+            if key in self._done or self._failed.get(key, 0) >= WARM_ATTEMPTS:
+                ready.set_result(None)
+        return ready
+
+    def job(self, step: warming.WarmStep, gentle: bool, cap: float) -> Job:
+        """A warm-up step for one worker; `gentle` in a thread of low priority (while another
+        worker is free for people: a single worker's warm-up delays every move behind it)."""
+        label = f"warm[{step.key}]"
+        future = asyncio.get_running_loop().create_future()
+        job = Job(warm_in_worker, (step, gentle), cap, label, future)
+        job.future.add_done_callback(quiet)  # nobody awaits a warm-up
+        job.warm, job.step = step, step.key
+        return job
+
+    def next_for(self, w: Worker, live: Iterable[Worker]) -> warming.WarmStep | None:
+        """The next step for the worker `w` among the `live` ones (none for the plain one)."""
+        if w.plain:
+            return None
+        return self.next_step(w.warmed, {v.job.step for v in live if v.job})
+
+    def plain_helps(self, step: str, budget: Budget, live: Iterable[Worker]) -> bool:
+        """Whether the plain worker should answer for the agent of `step`: it is worth it
+        (`plain_worth`), and the plain worker is there among the `live` ones."""
+        if not self.plain_worth(step, budget):
+            return False
+        return any(w.plain and w.state in ("starting", "idle", "busy") for w in live)
+
+    def ended(self, w: Worker, job: Job, failed: bool, live: Iterable[Worker]) -> None:
+        """The warm-up `job` ended in `w` (or failed, and killed it); once every step is
+        done, the idle plain worker among the `live` ones retires."""
+        step = job.warm
+        assert step is not None
+        if not failed:
+            w.warmed.add(step.key)
+        took = time.monotonic() - (job.started or time.monotonic())
+        if self.warmed(step, took, failed):
+            for v in live:  # no more first moves to answer in plain Python
+                if v.plain and v.state == "idle":
+                    v.retire()  # (a busy one retires once its answer is in)
+
+    def _took_over(self, step: warming.WarmStep) -> float:
+        """The cost of `step`, done now. A step done before an agent of its family (same game
+        and module) that the plan had first compiled their shared kernels: it takes over that
+        one's cost, as much as it costs alone, and that one keeps the rest (so the estimate of
+        what is left stays true)."""
+        family = step.family()
+        order = self._order.get(step.key, len(self._order))
+        mine = self._costs.get(step.key, warming.DEFAULT_COST)
+        for other in self._plan:
+            if (
+                other.key not in self._done
+                and other.family() == family
+                and self._order.get(other.key, len(self._order)) < order
+            ):
+                theirs = self._costs.get(other.key, warming.DEFAULT_COST)
+                taken = max(mine, min(theirs, warming.ALONE.get(step.key, theirs)))
+                self._costs[step.key] = taken
+                self._costs[other.key] = max(warming.LOAD_COST, theirs + mine - taken)
+                break
+        return self._costs.get(step.key, warming.DEFAULT_COST)
+
+    def warmed(self, step: warming.WarmStep, took: float, failed: bool) -> bool:
+        """A worker finished the step in `took` seconds (or failed it); whether every step of
+        the plan is done now (it just became so)."""
+        if failed:
+            self._failed[step.key] = self._failed.get(step.key, 0) + 1
+        elif step.key not in self._done:
+            self._done[step.key] = took
+            cost = self._took_over(step)
+            # how much slower than the reference this machine is, as measured so far (the
+            # first guess weighs as much as `_PRIOR` seconds of it)
+            self._measured[0] += took
+            self._measured[1] += cost
+            took_all, cost_all = self._measured
+            guess = self._guess * _PRIOR
+            self._slowness = max(0.2, (guess + took_all) / (_PRIOR + cost_all))
+            log.info("engine: %s ready in %.1f s", step.label, took)
+        ready = self._ready.get(step.key)
+        given_up = self._failed.get(step.key, 0) >= WARM_ATTEMPTS
+        if ready is not None and not ready.done() and (step.key in self._done or given_up):
+            ready.set_result(None)
+        if self._everything is None or self._everything.done():
+            return False
+        if all(s.key in self._done or self._failed.get(s.key, 0) >= WARM_ATTEMPTS
+               for s in self._plan):  # fmt: skip
+            self._everything.set_result(None)
+            log.info("engine: every agent ready in %.1f s", time.monotonic() - self._began)
+            return True
+        return False
+
+    def close(self, error: BaseException) -> None:
+        """The pool closes: decisions waiting for a warm-up go on (and fail), and whoever waits
+        for `everything()` gets `error`."""
+        for ready in self._ready.values():
+            if not ready.done():
+                ready.set_result(None)
+        if self._everything is not None and not self._everything.done():
+            self._everything.add_done_callback(quiet)
+            self._everything.set_exception(error)
+
+
+def quiet(future: asyncio.Future[Any]) -> None:
+    """Mark a future's exception as seen (asyncio logs unseen ones)."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def first_answer(
+    plain: Coroutine[Any, Any, Decision],
+    ready: Awaitable[None],
+    compiled: Callable[[], Awaitable[Decision]],
+    budget: Budget,
+    label: str,
+) -> Decision:
+    """A decision while its agent compiles: the `plain` Python worker's answer if it is the
+    agent's own move (`engine.warm.plain_complete`), else the `compiled` agent's, asked once
+    the agent is `ready` or the plain answer is late (`HEDGE_SECONDS`, for a budget of depth
+    or nodes) or not complete; the first of the two answers counts."""
+    tasks: dict[str, asyncio.Future[Any]] = {
+        "plain": asyncio.ensure_future(plain),
+        "ready": asyncio.ensure_future(ready),
+    }
+    # a search by the clock runs long in plain Python: both at once on two cores would
+    # each be slower than either alone
+    hedge = HEDGE_SECONDS if budget.time is None else None
+    try:
+        while True:
+            timeout = hedge if "compiled" not in tasks else None
+            done, _ = await asyncio.wait(
+                tasks.values(), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if tasks["plain"] in done:
+                answer = _complete(tasks.pop("plain"), budget, label)
+                if answer is not None:
+                    return answer
+            if "compiled" in tasks and tasks["compiled"] in done:
+                return tasks["compiled"].result()  # type: ignore[no-any-return]
+            if "compiled" not in tasks:  # no (complete) answer yet, or the agent is ready
+                tasks["compiled"] = asyncio.ensure_future(compiled())
+                tasks.pop("ready")
+            if "plain" not in tasks:
+                return await tasks["compiled"]  # type: ignore[no-any-return]
+    finally:
+        for task in tasks.values():
+            if isinstance(task, asyncio.Task):
+                task.cancel()  # a queued job is dropped; a running one ends unread
+
+
+def _complete(task: asyncio.Future[Any], budget: Budget, label: str) -> Decision | None:
+    """The plain Python answer of a finished job, if it is the agent's own move."""
+    try:
+        decision: Decision = task.result()
+    except Exception as exc:  # the compiled agent answers instead
+        log.info("%s: no answer (%s)", label, exc)
+        return None
+    if not warming.plain_complete(decision, budget):
+        log.info("%s: not complete (depth %s)", label, decision.depth)
+        return None
+    return decision
