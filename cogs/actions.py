@@ -6,7 +6,8 @@ change, which the board editor (cogs/editor.py) edits in. A response here shows 
 and edits in whatever the response did not show: a failed or late response never hides a
 committed move. A new board is made by deferring first: the message exists (and has an id)
 before the match is stored with it, so a failed response never leaves a live match nobody can
-see.
+see. The boards' components (cogs/components.py) are handed these functions as their handlers
+when the Games extension registers them (cogs/games.py).
 """
 
 from __future__ import annotations
@@ -20,12 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from cogs.components import ChallengeButton
 from cogs.editor import Shown
 from cogs.errors import PLACEHOLDER
-from cogs.names import safe_name
-from cogs.render import analysis_embed, board_embed, board_view
-from engine.games.catalog import offer, offer_of
+from cogs.render import (
+    GREY,
+    analysis_embed,
+    board_embed,
+    board_view,
+    challenge_embed,
+    challenge_view,
+    ended_embed,
+)
+from engine.games.catalog import offer_of
 from lobby import present
 from lobby.core import Person, Snapshot, Where
 from lobby.errors import (
@@ -36,7 +43,6 @@ from lobby.errors import (
     NotInMatch,
     StaleAction,
 )
-from lobby.models import Challenge
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -396,41 +402,6 @@ async def stop_botmatch(interaction: discord.Interaction, match_id: int) -> None
     await answer_click(interaction, match_id, bot.lobby.stop(match_id, via=origin(interaction)))
 
 
-GREY = 0x95A5A6
-CHALLENGE_END = {
-    "accepted": "The challenge was accepted.",
-    "declined": "The challenge was declined.",
-    "withdrawn": "The challenge was withdrawn.",
-    "expired": "This challenge has expired.",
-}
-
-
-def challenge_view(challenge_id: int) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(ChallengeButton(True, challenge_id))
-    view.add_item(ChallengeButton(False, challenge_id))
-    return view
-
-
-def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> discord.Embed:
-    """`game`: the key of the offer challenged to (a game, or a variant of one)."""
-    name = offer(game).title
-    return discord.Embed(
-        title=f"{name} challenge",
-        description=(
-            f"**{safe_name(challenger)}** challenges **{safe_name(opponent)}** to {name}.\n"
-            f"The challenge expires <t:{expires}:R>."
-        ),
-        colour=0xF1C40F,
-    )
-
-
-def ended_embed(status: str) -> discord.Embed:
-    return discord.Embed(
-        description=CHALLENGE_END.get(status, "This challenge is over."), colour=GREY
-    )
-
-
 async def send_challenge(
     interaction: discord.Interaction, opponent_id: int, opponent_name: str, game: str
 ) -> None:
@@ -465,17 +436,6 @@ async def send_challenge(
             raise
     if message_id is not None:
         await bot.lobby.challenge_shown(challenge.id, message_id)
-
-
-async def grey_challenge(bot: BoardBot, challenge: Challenge) -> None:
-    """An expired challenge's message loses its buttons (the lobby announces expiries)."""
-    if challenge.channel_id is None or challenge.message_id is None:
-        return
-    channel = bot.get_partial_messageable(challenge.channel_id)
-    message = channel.get_partial_message(challenge.message_id)
-    # Deleted, or no access: nothing to grey out, and the buttons refuse it anyway.
-    with contextlib.suppress(discord.HTTPException):
-        await message.edit(content=None, embed=ended_embed(challenge.status), view=None)
 
 
 async def answer_challenge(

@@ -1,7 +1,9 @@
-"""The Discord client: loads the cogs, registers persistent components, wires the lobby."""
+"""The Discord client: loads the cogs (the Games extension registers the persistent
+components), wires the lobby."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -9,10 +11,9 @@ from typing import Any
 import discord
 from discord.ext import commands
 
-from cogs.actions import grey_challenge
-from cogs.components import DYNAMIC_ITEMS
 from cogs.editor import BoardEditor
 from cogs.errors import on_app_command_error
+from cogs.render import ended_embed
 from lobby.core import TRANSIENT, Lobby
 from lobby.models import Challenge
 
@@ -53,7 +54,7 @@ class BoardBot(commands.Bot):
         #: Who may train: the owner, and members with `admin_role` in `home_guild`.
         self.home_guild = home_guild
         self.admin_role = admin_role
-        self.editor = BoardEditor(self)
+        self.editor = BoardEditor(self, lobby)
         #: Gateway links lost and not back yet (None: the one connection; else shard ids).
         self._down: set[int | None] = set()
         #: Who owns the bot (overridable in tests; discord.py asks the API once and caches).
@@ -91,7 +92,6 @@ class BoardBot(commands.Bot):
                 await self.load_extension(name)
             except Exception:
                 log.exception("failed to load extension %s", name)
-        self.add_dynamic_items(*DYNAMIC_ITEMS)
         self.tree.error(on_app_command_error)
         self.lobby.listeners.append(self.editor.submit)
         self.lobby.challenge_listeners.append(self._challenge_ended)
@@ -116,7 +116,14 @@ class BoardBot(commands.Bot):
             self.lobby.spawn(self.lobby.run_clock())
 
     async def _challenge_ended(self, challenge: Challenge) -> None:
-        await grey_challenge(self, challenge)
+        """An expired challenge's message loses its buttons (the lobby announces expiries)."""
+        if challenge.channel_id is None or challenge.message_id is None:
+            return
+        channel = self.get_partial_messageable(challenge.channel_id)
+        message = channel.get_partial_message(challenge.message_id)
+        # Deleted, or no access: nothing to grey out, and the buttons refuse it anyway.
+        with contextlib.suppress(discord.HTTPException):
+            await message.edit(content=None, embed=ended_embed(challenge.status), view=None)
 
     # Where the bot's boards go away: the bot left a guild (removed, or the guild deleted), a
     # channel or thread was deleted. Their live matches end unrated (`unreachable`): nobody

@@ -5,6 +5,7 @@ Custom ids (all well under Discord's 100 characters):
   ot:<match>:<ply>:<part>     an Othello move select (part = which slice of the legal moves)
   rs:<match>                  resign
   hn:<match>                  a hint (games against the bot)
+  an:<match>                  the analysis of a finished match
   rm:<match>                  rematch
   st:<match>                  stop a bot match
   ch:<a|d>:<challenge>        accept/decline (or withdraw) a stored challenge
@@ -15,51 +16,50 @@ by strict patterns of ASCII digits, at most 18 of them (always within SQLite's i
 anything else never reaches a callback, and a well-formed but forged id (no such match, not
 your match, not this message) is refused by the lobby.
 
-Callbacks call into the Games cog (`Handlers`), through the one error pipeline; this module
-imports nothing that renders boards, so there is no import cycle.
+A component knows its look and its id, not what a click does: each class is handed its
+handler when the Games extension registers it (`handled_by`, in `cogs/games.py`). The work
+shows new boards made of these components, so it imports this module and this module
+imports none of it (no import cycle).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Self
 
 import discord
 
 from cogs.errors import guarded
 
 
-class Handlers(Protocol):
-    """What the components ask of the Games cog."""
+class Handled:
+    """Mixed into a component class (first among its bases): a click runs the handler the class
+    was handed at setup, through the one error pipeline."""
 
-    async def play_move(
-        self, interaction: discord.Interaction, match_id: int, ply: int, move: int
-    ) -> None: ...
-    async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
-    async def rematch(self, interaction: discord.Interaction, match_id: int) -> None: ...
-    async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
-    async def analyse_button(self, interaction: discord.Interaction, match_id: int) -> None: ...
-    async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None: ...
-    async def answer_challenge(
-        self, interaction: discord.Interaction, challenge_id: int, accept: bool
-    ) -> None: ...
-    async def old_challenge(self, interaction: discord.Interaction) -> None: ...
+    _on_click: ClassVar[Callable[[discord.Interaction, Self], Awaitable[None]] | None] = None
 
+    @classmethod
+    def handled_by(
+        cls, handler: Callable[[discord.Interaction, Self], Awaitable[None]]
+    ) -> type[Self]:
+        """Hand the class what a click on one of its components does; the class, to register."""
+        cls._on_click = handler
+        return cls
 
-async def _handle(
-    interaction: discord.Interaction, action: Callable[[Handlers], Awaitable[None]]
-) -> None:
-    async def run() -> None:
-        cog: Any = interaction.client.get_cog("Games")  # type: ignore[attr-defined]
-        if cog is None:
-            raise RuntimeError("the Games cog is not loaded")
-        await action(cog)
+    async def callback(self, interaction: discord.Interaction) -> None:
+        handler = type(self)._on_click
 
-    await guarded(interaction, run)
+        async def run() -> None:
+            if handler is None:
+                raise RuntimeError(f"{type(self).__name__} was registered without a handler")
+            await handler(interaction, self)
+
+        await guarded(interaction, run)
 
 
 class ColumnButton(
+    Handled,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=r"c4:(?P<match>[0-9]{1,18}):(?P<ply>[0-9]{1,4}):(?P<col>[0-9]{1,2})",
 ):
@@ -83,13 +83,9 @@ class ColumnButton(
     ) -> ColumnButton:
         return cls(int(match["match"]), int(match["ply"]), int(match["col"]))
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(
-            interaction, lambda h: h.play_move(interaction, self.match_id, self.ply, self.col)
-        )
-
 
 class MoveSelect(
+    Handled,
     discord.ui.DynamicItem[discord.ui.Select[Any]],
     template=r"ot:(?P<match>[0-9]{1,18}):(?P<ply>[0-9]{1,4}):(?P<part>[0-9])",
 ):
@@ -124,16 +120,16 @@ class MoveSelect(
         options = item.options if isinstance(item, discord.ui.Select) else []
         return cls(int(match["match"]), int(match["ply"]), int(match["part"]), options)
 
-    async def callback(self, interaction: discord.Interaction) -> None:
+    @property
+    def move(self) -> int:
+        """The move chosen (a click's values); -1 if what came is not one (the lobby refuses
+        it)."""
         values = self.item.values
         raw = values[0] if values else ""
-        move = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
-        await _handle(
-            interaction, lambda h: h.play_move(interaction, self.match_id, self.ply, move)
-        )
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
 
 
-class _MatchButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__base__"):
+class MatchButton(Handled, discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__base__"):
     """A button that carries only a match id (subclasses set the prefix and look)."""
 
     prefix = ""
@@ -151,46 +147,32 @@ class _MatchButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__
     @classmethod
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> _MatchButton:
+    ) -> Self:
         return cls(int(match["match"]))
 
 
-class ResignButton(_MatchButton, template=r"rs:(?P<match>[0-9]{1,18})"):
+class ResignButton(MatchButton, template=r"rs:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rs", "Resign", discord.ButtonStyle.danger
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.resign_button(interaction, self.match_id))
 
-
-class HintButton(_MatchButton, template=r"hn:(?P<match>[0-9]{1,18})"):
+class HintButton(MatchButton, template=r"hn:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "hn", "Hint", discord.ButtonStyle.secondary
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.hint_button(interaction, self.match_id))
 
-
-class AnalyseButton(_MatchButton, template=r"an:(?P<match>[0-9]{1,18})"):
+class AnalyseButton(MatchButton, template=r"an:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "an", "Analyse", discord.ButtonStyle.secondary
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.analyse_button(interaction, self.match_id))
 
-
-class RematchButton(_MatchButton, template=r"rm:(?P<match>[0-9]{1,18})"):
+class RematchButton(MatchButton, template=r"rm:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "rm", "Rematch", discord.ButtonStyle.success
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.rematch(interaction, self.match_id))
 
-
-class StopButton(_MatchButton, template=r"st:(?P<match>[0-9]{1,18})"):
+class StopButton(MatchButton, template=r"st:(?P<match>[0-9]{1,18})"):
     prefix, label, style = "st", "Stop", discord.ButtonStyle.danger
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.stop_botmatch(interaction, self.match_id))
 
 
 class ChallengeButton(
+    Handled,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=r"ch:(?P<act>[ad]):(?P<id>[0-9]{1,18})",
 ):
@@ -210,13 +192,9 @@ class ChallengeButton(
     ) -> ChallengeButton:
         return cls(match["act"] == "a", int(match["id"]))
 
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(
-            interaction, lambda h: h.answer_challenge(interaction, self.challenge_id, self.accept)
-        )
-
 
 class OldChallengeButton(
+    Handled,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=r"ch:[ad]:[0-9]{1,20}:[0-9]{1,20}:[co]:[0-9]{1,12}",
 ):
@@ -231,19 +209,3 @@ class OldChallengeButton(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> OldChallengeButton:
         return cls()
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _handle(interaction, lambda h: h.old_challenge(interaction))
-
-
-DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
-    ColumnButton,
-    MoveSelect,
-    ResignButton,
-    HintButton,
-    AnalyseButton,
-    RematchButton,
-    StopButton,
-    ChallengeButton,
-    OldChallengeButton,
-)

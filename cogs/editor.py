@@ -18,16 +18,12 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import discord
 
 from cogs.render import board_embed, board_view
-from lobby.core import Snapshot
+from lobby.core import Lobby, Snapshot
 from lobby.errors import LobbyError
-
-if TYPE_CHECKING:
-    from cogs.client import BoardBot
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +109,9 @@ class Shown:
 
 @dataclass(slots=True)
 class BoardEditor:
-    bot: BoardBot
+    #: The Discord client whose token edits the boards, and the lobby whose matches they show.
+    client: discord.Client
+    lobby: Lobby
     spectate_interval: float = 1.0  # bot matches: about one edit per second per board
     play_interval: float = 0.25  # people's matches move at human pace; keep them snappy
     #: Edits a second per channel (bursts of 5) and for the whole bot; None: unpaced (tests).
@@ -142,6 +140,8 @@ class BoardEditor:
             if not snap.live:  # nothing can show this end: no restart tries again
                 self._final_shown(snap)
                 self._forget(snap.id)
+            else:  # a board nothing can show (started where the bot lost access): it ends
+                self.lobby.spawn(self._board_gone(snap))
             return
         if slot.latest is None or _moment(snap) >= _moment(slot.latest):
             slot.latest = snap
@@ -250,6 +250,8 @@ class BoardEditor:
                 if not snap.live:  # nothing can show this end: no start tries again
                     self._final_shown(snap)
                 await self._board_gone(snap)
+                if slot.channel_id in self._gone_channels:  # and every other match shown there
+                    await self.lobby.abandon_in(channel_id=slot.channel_id)
                 return
             elif retries < len(RETRY_PAUSES):
                 await asyncio.sleep(RETRY_PAUSES[retries])
@@ -275,7 +277,7 @@ class BoardEditor:
 
     async def _edit(self, slot: _Board, snap: Snapshot) -> bool:
         """Edit the board; False if it failed (`slot.dead` set when it never can succeed)."""
-        channel = self.bot.get_partial_messageable(slot.channel_id)
+        channel = self.client.get_partial_messageable(slot.channel_id)
         message = channel.get_partial_message(slot.message_id)
         try:
             await message.edit(
@@ -288,6 +290,8 @@ class BoardEditor:
             self.dead_boards += 1
             slot.dead = True
             log.warning("the board of match %s is gone (%s); no more edits", snap.id, exc)
+            if isinstance(exc, discord.Forbidden):  # the bot lost the channel: all its boards
+                self.gone(channel_id=slot.channel_id)
             return False
         except discord.HTTPException as exc:
             self.failures += 1
@@ -308,9 +312,9 @@ class BoardEditor:
         """A match whose board can never be edited again ends unrated (`unreachable`): its
         players cannot see the bot's moves or the clock, so it must not end by time."""
         with contextlib.suppress(LobbyError):
-            current = await self.bot.lobby.snapshot(snap.id)
+            current = await self.lobby.snapshot(snap.id)
             if current.live:
-                await self.bot.lobby.abandon(snap.id, "unreachable")
+                await self.lobby.abandon(snap.id, "unreachable")
 
     def _forget(self, match_id: int) -> None:
         slot = self._boards.get(match_id)
@@ -320,7 +324,7 @@ class BoardEditor:
     def _final_shown(self, snap: Snapshot) -> None:
         """Record that the end is shown, so a restart does not edit this board again."""
         if snap.match.status != "live":
-            self.bot.lobby.spawn(self.bot.lobby.final_shown(snap.id))
+            self.lobby.spawn(self.lobby.final_shown(snap.id))
 
     async def close(self) -> None:
         """Stop editing (the bot is closing): the next start edits every live board anyway."""

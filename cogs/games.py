@@ -1,4 +1,5 @@
-"""The slash commands. Thin: options in, lobby call, board or table out."""
+"""The slash commands (thin: options in, lobby call, board or table out), and the boards'
+buttons and selects registered with their handlers (`setup`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,17 @@ from discord.ext import commands
 from cogs import actions
 from cogs.actions import Reply, new_board, person
 from cogs.coach import MAX_MATCH_ID
+from cogs.components import (
+    AnalyseButton,
+    ChallengeButton,
+    ColumnButton,
+    HintButton,
+    MoveSelect,
+    OldChallengeButton,
+    RematchButton,
+    ResignButton,
+    StopButton,
+)
 from cogs.names import safe_name
 from engine.agents import opponents
 from engine.games.catalog import GAMES, INFO, OFFERS, offer
@@ -66,36 +78,6 @@ def listing_embed(listing: present.Listing, colour: int) -> discord.Embed:
 class Games(commands.Cog):
     def __init__(self, bot: BoardBot) -> None:
         self.bot = bot
-
-    # Board components (cogs/components.py) call these.
-
-    async def play_move(
-        self, interaction: discord.Interaction, match_id: int, ply: int, move: int
-    ) -> None:
-        await actions.play_move(interaction, match_id, ply, move)
-
-    async def resign_button(self, interaction: discord.Interaction, match_id: int) -> None:
-        await actions.resign_button(interaction, match_id)
-
-    async def hint_button(self, interaction: discord.Interaction, match_id: int) -> None:
-        await actions.hint_button(interaction, match_id)
-
-    async def analyse_button(self, interaction: discord.Interaction, match_id: int) -> None:
-        await actions.show_analysis(interaction, match_id)
-
-    async def rematch(self, interaction: discord.Interaction, match_id: int) -> None:
-        await actions.rematch(interaction, match_id)
-
-    async def stop_botmatch(self, interaction: discord.Interaction, match_id: int) -> None:
-        await actions.stop_botmatch(interaction, match_id)
-
-    async def answer_challenge(
-        self, interaction: discord.Interaction, challenge_id: int, accept: bool
-    ) -> None:
-        await actions.answer_challenge(interaction, challenge_id, accept)
-
-    async def old_challenge(self, interaction: discord.Interaction) -> None:
-        await actions.old_challenge(interaction)
 
     @app_commands.command(name="play", description="Play Connect Four or Othello against the bot")
     @app_commands.describe(
@@ -248,4 +230,19 @@ class Games(commands.Cog):
 
 
 async def setup(bot: BoardBot) -> None:
+    """The Games cog, and the boards' buttons and selects, each handed what a click on it does.
+    A click reaches its component through the custom id, so they work after a restart too."""
+    bot.add_dynamic_items(
+        ColumnButton.handled_by(lambda i, b: actions.play_move(i, b.match_id, b.ply, b.col)),
+        MoveSelect.handled_by(lambda i, s: actions.play_move(i, s.match_id, s.ply, s.move)),
+        ResignButton.handled_by(lambda i, b: actions.resign_button(i, b.match_id)),
+        HintButton.handled_by(lambda i, b: actions.hint_button(i, b.match_id)),
+        AnalyseButton.handled_by(lambda i, b: actions.show_analysis(i, b.match_id)),
+        RematchButton.handled_by(lambda i, b: actions.rematch(i, b.match_id)),
+        StopButton.handled_by(lambda i, b: actions.stop_botmatch(i, b.match_id)),
+        ChallengeButton.handled_by(
+            lambda i, b: actions.answer_challenge(i, b.challenge_id, b.accept)
+        ),
+        OldChallengeButton.handled_by(lambda i, b: actions.old_challenge(i)),
+    )
     await bot.add_cog(Games(bot))

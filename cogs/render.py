@@ -1,4 +1,5 @@
-"""A match as Discord sees it: the board embed and its buttons/selects.
+"""What Discord shows of a match and a challenge: the board embed and its buttons/selects, the
+analysis, the challenge and how it ended.
 
 The board itself is the engine's emoji rendering; the words come from `lobby.present`, shared
 with the console. Every component carries its match id (and, for moves, the ply) in a
@@ -11,6 +12,7 @@ import discord
 
 from cogs.components import (
     AnalyseButton,
+    ChallengeButton,
     ColumnButton,
     HintButton,
     MoveSelect,
@@ -19,6 +21,7 @@ from cogs.components import (
     StopButton,
 )
 from cogs.names import safe_name
+from engine.games.catalog import offer
 from engine.games.connect4 import Connect4State
 from lobby import present
 from lobby.core import AnalysisReport, Snapshot
@@ -112,3 +115,38 @@ def analysis_embed(report: AnalysisReport) -> discord.Embed:
     embed.set_footer(text=f"Match #{r.match_id} · {len(a.moves)} moves · {how}")
     embed.set_image(url=f"attachment://replay-{r.match_id}.gif")
     return embed
+
+
+GREY = 0x95A5A6
+CHALLENGE_END = {
+    "accepted": "The challenge was accepted.",
+    "declined": "The challenge was declined.",
+    "withdrawn": "The challenge was withdrawn.",
+    "expired": "This challenge has expired.",
+}
+
+
+def challenge_view(challenge_id: int) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(ChallengeButton(True, challenge_id))
+    view.add_item(ChallengeButton(False, challenge_id))
+    return view
+
+
+def challenge_embed(challenger: str, opponent: str, game: str, expires: int) -> discord.Embed:
+    """`game`: the key of the offer challenged to (a game, or a variant of one)."""
+    name = offer(game).title
+    return discord.Embed(
+        title=f"{name} challenge",
+        description=(
+            f"**{safe_name(challenger)}** challenges **{safe_name(opponent)}** to {name}.\n"
+            f"The challenge expires <t:{expires}:R>."
+        ),
+        colour=0xF1C40F,
+    )
+
+
+def ended_embed(status: str) -> discord.Embed:
+    return discord.Embed(
+        description=CHALLENGE_END.get(status, "This challenge is over."), colour=GREY
+    )
