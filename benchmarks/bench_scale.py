@@ -52,16 +52,16 @@ async def run_process(args: Any) -> dict[str, Any]:
     if args.shard_count > 1:
         store.shards = Shards(args.shard_count, frozenset({args.shard}))
     transactions = 0
-    counted = {"_write", "_read"}  # every transaction and every plain read
+    counted = {"write", "read"}  # every transaction and every plain read
     for name in counted:
-        original = getattr(store, name)
+        original = getattr(store.connection, name)
 
         def counting(*a: Any, _original: Any = original, **k: Any) -> Any:
             nonlocal transactions
             transactions += 1
             return _original(*a, **k)
 
-        setattr(store, name, counting)
+        setattr(store.connection, name, counting)
     pool = EnginePool(workers=args.workers)
     await pool.start()
     config = LobbyConfig(seed=args.shard, max_bot_games=None, challenge_cooldown=0)

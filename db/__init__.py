@@ -6,7 +6,7 @@ Usage::
     from db import Store
 
     async with Store.open("data/boardbot.db") as store:  # or a "postgresql://..." URL
-        me = await store.get_or_create_user(1234, "alice")
+        me = await store.players.get_or_create_user(1234, "alice")
 """
 
 from .errors import (
@@ -28,6 +28,7 @@ from .errors import (
     StoreError,
     TransientError,
 )
+from .matches import AUTO
 from .models import (
     Finish,
     HistoryEntry,
@@ -42,7 +43,8 @@ from .models import (
     PlayerStats,
     Rating,
 )
-from .store import AUTO, RatingFn, Store
+from .ratings import RatingFn
+from .store import Store
 
 __all__ = [
     "AUTO",

@@ -1,6 +1,7 @@
-"""The store's database: opening it (a SQLite path, or a PostgreSQL URL), closing it, and the
-one way to read or write through it. The rooms of the store (`Store`, `Challenges`,
-`AgentMemory`) inherit it, so they all share one backend and its transactions.
+"""The store's one connection: the database (a SQLite path, or a PostgreSQL URL) that every
+repository of the store shares, and the one way to read or write through it. Each repository
+(`db.players`, `db.matches`, ...) holds this object, so all of them go through the same
+backend, its lock and its transactions.
 """
 
 from __future__ import annotations
@@ -8,23 +9,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
 
 import faults
 
-from .backend import Backend, Params, Record, Tx, is_postgres_url
+from .backend import Backend, Dialect, Params, Record, Tx, is_postgres_url
 from .errors import FullError, TransientError
 from .shards import Shards
 
 log = logging.getLogger(__name__)
 
-C = TypeVar("C", bound="Connection")
-
-__all__ = ["Connection", "Opener", "Params", "Record", "Tx", "open_backend", "query"]
+__all__ = ["Connection", "Params", "Record", "Repository", "Tx", "open_backend", "query"]
 
 
 async def query(conn: Tx, sql: str, params: Params = ()) -> list[Record]:
@@ -44,43 +40,15 @@ async def open_backend(target: str | os.PathLike[str]) -> Backend:
     return await SqliteBackend.open(spath)
 
 
-class Opener(Generic[C]):
-    """What :meth:`Connection.open` returns: await it, or use it with ``async with``."""
-
-    def __init__(
-        self, cls: type[C], target: str | os.PathLike[str], clock: Callable[[], float]
-    ) -> None:
-        self._cls = cls
-        self._target = target
-        self._clock = clock
-        self._opened: C | None = None
-
-    def __await__(self) -> Generator[Any, None, C]:
-        return self._cls._open(self._target, self._clock).__await__()
-
-    async def __aenter__(self) -> C:
-        self._opened = await self._cls._open(self._target, self._clock)
-        return self._opened
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._opened is not None:
-            await self._opened.close()
-
-
 class Connection:
-    """Each public method of the store runs one :meth:`_write` (one transaction), at most
+    """Each public method of a repository runs one :meth:`write` (one transaction), at most
     after a plain read; the helpers that work inside a transaction take its ``conn`` and never
-    open another (on SQLite the store's lock is not reentrant: taking it again would hang).
+    open another (on SQLite the backend's lock is not reentrant: taking it again would hang).
 
     The transactions are the backend's (``db.sqlite``, ``db.postgres``: why each looks as it
     does is at its top); SQL that reads a row it will change ends with ``dialect.lock``.
 
-    Timestamps are ``time.time()`` floats (UTC epoch seconds) everywhere.
+    Timestamps are ``time.time()`` floats (UTC epoch seconds) everywhere, from :meth:`now`.
     The store never imports the engine: moves are opaque text, blobs opaque bytes.
 
     ``shards``: the guilds this process owns when the bot runs as several shard processes on
@@ -89,63 +57,26 @@ class Connection:
     Set it right after opening; everything by default.
     """
 
-    shards: Shards = Shards()
-
     def __init__(self, backend: Backend, clock: Callable[[], float]) -> None:
-        """Private: use :meth:`open`, which opens the backend and migrates."""
         self._backend = backend
         self._clock = clock
-        self.dialect = backend.dialect
-
-    # ------------------------------------------------------------------ lifecycle
-
-    @classmethod
-    def open(
-        cls: type[C], target: str | os.PathLike[str], *, clock: Callable[[], float] = time.time
-    ) -> Opener[C]:
-        """Open and migrate: a SQLite file (creating parent directories and the file if
-        needed), or a PostgreSQL database given as a ``postgresql://`` URL.
-
-        ``clock`` supplies timestamps; tests may inject a fake one.
-        """
-        return Opener(cls, target, clock)
-
-    @classmethod
-    async def _open(cls: type[C], target: str | os.PathLike[str], clock: Callable[[], float]) -> C:
-        return cls(await open_backend(target), clock)
-
-    async def close(self) -> None:
-        """Wait for in-flight operations, then close.  Idempotent."""
-        await self._backend.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    @property
-    def path(self) -> str:
-        """The database's name: its path, or its URL without the password."""
-        return self._backend.name
-
-    @property
-    def closed(self) -> bool:
-        return self._backend.closed
+        self.dialect: Dialect = backend.dialect
+        self.shards = Shards()
 
     @property
     def backend(self) -> Backend:
         return self._backend
 
-    # ------------------------------------------------------------------ reading and writing
+    def now(self) -> float:
+        """The store's clock (injected by tests)."""
+        return self._clock()
+
+    async def close(self) -> None:
+        """Wait for in-flight operations, then close.  Idempotent."""
+        await self._backend.close()
 
     @asynccontextmanager
-    async def _write(self, op: str) -> AsyncIterator[Tx]:
+    async def write(self, op: str) -> AsyncIterator[Tx]:
         """The one way to write: one transaction, rolled back on any error.
 
         ``op`` names the operation for fault injection (``faults.py``: the points ``write``
@@ -168,13 +99,23 @@ class Connection:
         faults.after(f"write:{op}")
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[Tx]:
+    async def read(self) -> AsyncIterator[Tx]:
+        """Several reads that see one consistent state."""
         async with self._backend.reading() as conn:
             yield conn
 
-    async def _fetchall(self, sql: str, params: Params = ()) -> list[Record]:
-        async with self._read() as conn:
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Record]:
+        """One read statement's rows."""
+        async with self.read() as conn:
             return await conn.fetch(sql, params)
+
+
+class Repository:
+    """One concern of the store (players, matches, ...): it holds the shared
+    :class:`Connection` and owns the SQL of its tables."""
+
+    def __init__(self, db: Connection) -> None:
+        self._db = db
 
 
 #: What an injected store fault looks like: the errors a backend raises for the same failure

@@ -9,16 +9,16 @@ store's clock (wall time): the processes' clocks must agree to within a lease's 
 
 from __future__ import annotations
 
-from .connection import Connection, query
+from .connection import Repository, query
 
 
-class Leases(Connection):
-    """The lease room of :class:`db.store.Store`."""
+class Leases(Repository):
+    """Leases held by one bot process at a time (``store.leases``)."""
 
-    async def take_lease(self, name: str, holder: str, seconds: float) -> bool:
+    async def take(self, name: str, holder: str, seconds: float) -> bool:
         """Take or renew the lease `name` for `seconds`; False if another holder has it."""
-        now = self._clock()
-        async with self._write("take_lease") as conn:
+        now = self._db.now()
+        async with self._db.write("take_lease") as conn:
             await conn.execute(
                 "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
@@ -29,14 +29,14 @@ class Leases(Connection):
             rows = await query(conn, "SELECT holder FROM leases WHERE name = ?", (name,))
         return bool(rows) and rows[0][0] == holder
 
-    async def drop_lease(self, name: str, holder: str) -> None:
+    async def drop(self, name: str, holder: str) -> None:
         """Give the lease up (only if `holder` has it)."""
-        async with self._write("drop_lease") as conn:
+        async with self._db.write("drop_lease") as conn:
             await conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
-    async def lease_holder(self, name: str) -> str | None:
+    async def holder(self, name: str) -> str | None:
         """Who holds the lease now (an expired one counts as free)."""
-        rows = await self._fetchall(
-            "SELECT holder FROM leases WHERE name = ? AND expires_at >= ?", (name, self._clock())
+        rows = await self._db.fetchall(
+            "SELECT holder FROM leases WHERE name = ? AND expires_at >= ?", (name, self._db.now())
         )
         return str(rows[0][0]) if rows else None

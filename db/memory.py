@@ -1,6 +1,6 @@
 """What learning agents keep between runs (memories of (key, value) rows with a meta row), and
-the outbox of work still to do after a finish. They share a room because the learning loop
-applies an outbox row and the memory writes it yields in one transaction (`memory_apply`).
+the outbox of work still to do after a finish. They share a module because the learning loop
+applies an outbox row and the memory writes it yields in one transaction (`AgentMemory.apply`).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .connection import Connection, Params, Tx
+from .connection import Params, Repository, Tx
 from .models import MemoryInfo, MemoryWrite, OutboxItem
-from .rows import OUTBOX_COLS, Row, decode_outbox, dump_json_object, nonempty
+from .rows import OUTBOX_COLS, Row, decodable, decode_outbox, dump_json_object, nonempty
 
 #: Outbox rows failing this many times are no longer retried.
 OUTBOX_GIVE_UP = 20
@@ -19,12 +19,10 @@ OUTBOX_GIVE_UP = 20
 _COUNTER_RE = re.compile(r"^[a-z_]{1,32}$")
 
 
-class AgentMemory(Connection):
-    """Agent memory and the outbox (part of :class:`db.store.Store`)."""
+class AgentMemory(Repository):
+    """Agent memory (``store.memory``)."""
 
-    # ------------------------------------------------------------------ memory
-
-    async def memory_put(
+    async def put(
         self,
         kind: str,
         name: str,
@@ -50,9 +48,9 @@ class AgentMemory(Connection):
         if games_trained_delta < 0:
             raise ValueError("games_trained_delta must be >= 0")
         meta_json = dump_json_object("meta", meta) if meta is not None else None
-        now = self._clock()
+        now = self._db.now()
         rows = [(kind, name, _key_bytes(k), _value_bytes(v), now) for k, v in items]
-        async with self._write("memory_put") as conn:
+        async with self._db.write("memory_put") as conn:
             await _ensure_memory_meta(conn, kind, name, now)
             await conn.execute(
                 "UPDATE agent_memory_meta SET games_trained = games_trained + ?,"
@@ -71,9 +69,7 @@ class AgentMemory(Connection):
             )
         return len(rows)
 
-    async def memory_apply(
-        self, writes: Sequence[MemoryWrite], *, outbox_id: int | None = None
-    ) -> bool:
+    async def apply(self, writes: Sequence[MemoryWrite], *, outbox_id: int | None = None) -> bool:
         """Write several memories (rows upserted, games_trained increased) in ONE transaction.
 
         With ``outbox_id``, that outbox row is deleted in the same transaction, and nothing is
@@ -89,13 +85,13 @@ class AgentMemory(Connection):
                 raise ValueError(f"counter must match {_COUNTER_RE.pattern}, got {w.counter!r}")
             rows = [(_key_bytes(k), _value_bytes(v)) for k, v in w.rows.items()]
             prepared.append((kind, name, rows, w.games, w.counter))
-        async with self._write("memory_apply") as conn:
+        async with self._db.write("memory_apply") as conn:
             deleted = outbox_id is None or await conn.execute(
                 "DELETE FROM outbox WHERE id = ?", (outbox_id,)
             )
             if not deleted:
                 return False
-            now = self._clock()
+            now = self._db.now()
             for kind, name, rows, games, counter in prepared:
                 await _ensure_memory_meta(conn, kind, name, now)
                 await conn.execute(
@@ -104,7 +100,7 @@ class AgentMemory(Connection):
                     (games, now, kind, name),
                 )
                 if counter is not None:
-                    add = self.dialect.json_add.format(col="meta")
+                    add = self._db.dialect.json_add.format(col="meta")
                     await conn.execute(
                         f"UPDATE agent_memory_meta SET meta = {add} WHERE kind = ? AND name = ?",
                         (counter, counter, games, kind, name),
@@ -117,9 +113,9 @@ class AgentMemory(Connection):
                 )
         return True
 
-    async def memory_get(self, kind: str, name: str) -> dict[bytes, bytes]:
+    async def get(self, kind: str, name: str) -> dict[bytes, bytes]:
         """Every (key, value) row of one memory ({} if it does not exist)."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT key, value FROM agent_memory WHERE kind = ? AND name = ?", (kind, name)
         )
         out: dict[bytes, bytes] = {}
@@ -133,8 +129,8 @@ class AgentMemory(Connection):
             out[key] = value
         return out
 
-    async def memory_get_one(self, kind: str, name: str, key: bytes | str) -> bytes | None:
-        rows = await self._fetchall(
+    async def get_one(self, kind: str, name: str, key: bytes | str) -> bytes | None:
+        rows = await self._db.fetchall(
             "SELECT key, value FROM agent_memory WHERE kind = ? AND name = ? AND key = ?",
             (kind, name, _key_bytes(key)),
         )
@@ -144,18 +140,18 @@ class AgentMemory(Connection):
         r.key = f"kind={kind!r}, name={name!r}, key={rows[0][0]!r}"
         return r.blob("value")
 
-    async def memory_info(self, kind: str, name: str) -> MemoryInfo | None:
-        infos = await self._memory_infos("WHERE m.kind = ? AND m.name = ?", (kind, name))
+    async def info(self, kind: str, name: str) -> MemoryInfo | None:
+        infos = await self._infos("WHERE m.kind = ? AND m.name = ?", (kind, name))
         return infos[0] if infos else None
 
-    async def memory_list(self, kind: str | None = None) -> list[MemoryInfo]:
+    async def infos(self, kind: str | None = None) -> list[MemoryInfo]:
         """All stored memories (optionally of one agent kind), sorted by (kind, name)."""
         if kind is None:
-            return await self._memory_infos("", ())
-        return await self._memory_infos("WHERE m.kind = ?", (kind,))
+            return await self._infos("", ())
+        return await self._infos("WHERE m.kind = ?", (kind,))
 
-    async def _memory_infos(self, where: str, params: Params) -> list[MemoryInfo]:
-        rows = await self._fetchall(
+    async def _infos(self, where: str, params: Params) -> list[MemoryInfo]:
+        rows = await self._db.fetchall(
             "SELECT m.kind, m.name, m.games_trained, m.meta, m.created_at, m.updated_at,"
             " (SELECT COUNT(*) FROM agent_memory a WHERE a.kind = m.kind AND a.name = m.name)"
             f" AS n_rows FROM agent_memory_meta m {where} ORDER BY m.kind, m.name",
@@ -177,9 +173,12 @@ class AgentMemory(Connection):
             )
         return out
 
-    # ------------------------------------------------------------------ outbox
 
-    async def outbox_pending(
+class Outbox(Repository):
+    """What must still happen after a commit (``store.outbox``; its rows are written with
+    the step, `Matches.commit_step`)."""
+
+    async def pending(
         self, kind: str | None = None, *, max_attempts: int = OUTBOX_GIVE_UP, limit: int = 100
     ) -> list[OutboxItem]:
         """Outbox rows still to apply, oldest first (rows that failed `max_attempts` times
@@ -189,21 +188,21 @@ class AgentMemory(Connection):
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        rows = await self._fetchall(sql + " ORDER BY id LIMIT ?", [*params, limit])
-        return [decode_outbox(r) for r in rows]
+        rows = await self._db.fetchall(sql + " ORDER BY id LIMIT ?", [*params, limit])
+        return decodable(rows, decode_outbox)  # one that does not decode is set aside
 
-    async def outbox_done(self, outbox_id: int) -> bool:
+    async def done(self, outbox_id: int) -> bool:
         """Delete an outbox row that needed no write; False if it was already gone."""
-        async with self._write("outbox_done") as conn:
+        async with self._db.write("outbox_done") as conn:
             return await conn.execute("DELETE FROM outbox WHERE id = ?", (outbox_id,)) > 0
 
-    async def outbox_failed(self, outbox_id: int, error: str, *, final: bool = False) -> None:
+    async def failed(self, outbox_id: int, error: str, *, final: bool = False) -> None:
         """Count a failed attempt (a row failing every time stops being retried); `final`:
         no retry can mend it, so it is never returned again (kept for inspection)."""
-        async with self._write("outbox_failed") as conn:
+        async with self._db.write("outbox_failed") as conn:
             await conn.execute(
                 "UPDATE outbox SET attempts = CASE WHEN ? = 1 THEN"
-                f" {self.dialect.greatest}(attempts + 1, ?) ELSE attempts + 1 END,"
+                f" {self._db.dialect.greatest}(attempts + 1, ?) ELSE attempts + 1 END,"
                 " last_error = ? WHERE id = ?",
                 (int(final), OUTBOX_GIVE_UP, error[:500], outbox_id),
             )

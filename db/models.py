@@ -167,7 +167,7 @@ class MoveRow:
 
 @dataclass(frozen=True, slots=True)
 class NewMove:
-    """A move to store with :meth:`Store.commit_step`."""
+    """A move to store with :meth:`db.matches.Matches.commit_step`."""
 
     move: str
     player_id: int
@@ -177,7 +177,7 @@ class NewMove:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """How :meth:`Store.commit_step` ends a match (with its rating changes)."""
+    """How :meth:`db.matches.Matches.commit_step` ends a match (with its rating changes)."""
 
     status: MatchStatus
     result: Result | None
@@ -282,7 +282,7 @@ class HistoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class MemoryInfo:
-    """Summary of one learning agent's stored memory (see ``Store.memory_*``)."""
+    """Summary of one learning agent's stored memory (see ``db.memory.AgentMemory``)."""
 
     kind: str
     name: str

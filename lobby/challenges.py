@@ -33,7 +33,7 @@ class Challenges(Turns):
         now = self.clock()
         a, b = await self._known(challenger), await self._known(opponent)
         if a is not None and b is not None and challenger.kind == "user":
-            last = await self.store.last_challenge_between(a.id, b.id)
+            last = await self.store.challenges.last_between(a.id, b.id)
             if last is not None and last.status == "withdrawn" and last.message_id is None:
                 last = None  # never shown (its message failed): it asked nobody anything
             wait = 0.0 if last is None else last.created_at + self.config.challenge_cooldown - now
@@ -47,14 +47,14 @@ class Challenges(Turns):
             a is not None
             and cap is not None
             and challenger.kind == "user"
-            and len(await self.store.pending_challenges(challenger_id=a.id)) >= cap
+            and len(await self.store.challenges.pending(challenger_id=a.id)) >= cap
         ):
             raise LimitReached(
                 f"you have {cap} challenges waiting for an answer (the limit): wait until "
                 "one is answered or expires"
             )
         a, b = await self.player_for(challenger), await self.player_for(opponent)
-        return await self.store.create_challenge(
+        return await self.store.challenges.add(
             game,
             a.id,
             b.id,
@@ -65,12 +65,12 @@ class Challenges(Turns):
 
     @boundary
     async def get_challenge(self, challenge_id: int) -> Challenge | None:
-        return await self.store.get_challenge(challenge_id)
+        return await self.store.challenges.get(challenge_id)
 
     @boundary
     async def challenge_shown(self, challenge_id: int, message_id: int) -> None:
         """The message that shows a challenge (its buttons; greyed when it expires)."""
-        await self.store.set_challenge_message(challenge_id, message_id)
+        await self.store.challenges.set_message(challenge_id, message_id)
 
     @boundary
     async def answer_challenge(
@@ -79,7 +79,7 @@ class Challenges(Turns):
         """Accept (the challenged person: the match starts, the challenger moves first),
         decline (the challenged) or withdraw (the challenger); one answer wins, every other
         click is told how it was answered."""
-        found = await self.store.get_challenge(challenge_id)
+        found = await self.store.challenges.get(challenge_id)
         if found is None:
             raise BadRequest("there is no such challenge")
         check_origin_challenge(found, where)
@@ -93,12 +93,12 @@ class Challenges(Turns):
         if not accept:
             status: Literal["declined", "withdrawn"] = "withdrawn" if seat == 0 else "declined"
             try:
-                return await self.store.close_challenge(challenge_id, status), None
+                return await self.store.challenges.close(challenge_id, status), None
             except dberr.ChallengeClosedError as exc:
                 raise ChallengeOver(f"this challenge was already {exc.status}") from None
         if seat != 1:
             raise NotInMatch("only the challenged player can accept")
-        challenger = (await self.store.get_players([found.challenger_id]))[found.challenger_id]
+        challenger = (await self.store.players.get_many([found.challenger_id]))[found.challenger_id]
         if challenger.discord_id is not None:
             first = Person("user", challenger.discord_id, challenger.display_name)
         else:
@@ -108,14 +108,14 @@ class Challenges(Turns):
             snap = await self.start_pvp(first, person, found.game, place, accepts=challenge_id)
         except dberr.ChallengeClosedError as exc:
             raise ChallengeOver(f"this challenge was already {exc.status}") from None
-        answered = await self.store.get_challenge(challenge_id)
+        answered = await self.store.challenges.get(challenge_id)
         assert answered is not None
         return answered, snap
 
     @boundary
     async def expire_challenges(self) -> list[Challenge]:
         """Expire every challenge whose time is up and announce each (greyed out)."""
-        expired = await self.store.expire_challenges(self.clock())
+        expired = await self.store.challenges.expire(self.clock())
         for challenge in expired:
             for listener in list(self.challenge_listeners):
                 try:

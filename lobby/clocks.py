@@ -35,7 +35,7 @@ class Clocks(Challenges):
         fails is logged, and set aside if it keeps failing)."""
         ended = []
         now = self.clock()
-        for match_id in await self.store.expired_turn_ids(now):
+        for match_id in await self.store.matches.expired_turn_ids(now):
             try:
                 snap = await self._expire(match_id, now)
             except Exception as exc:
@@ -127,7 +127,7 @@ class Clocks(Challenges):
             self._schedule(snap)
 
     async def _restart_turns(self) -> None:
-        for match_id in await self.store.agent_turn_ids():
+        for match_id in await self.store.matches.agent_turn_ids():
             if match_id in self._turns or self._closing:
                 continue
             try:
@@ -152,7 +152,7 @@ class Clocks(Challenges):
         self.spawn(self.learning.warm())
         self.learning.kick()  # learning a kill left in the outbox
         out = []
-        for match_id in await self.store.live_match_ids():
+        for match_id in await self.store.matches.live_ids():
             if only is not None and match_id not in only:
                 continue  # started by this process meanwhile (the console's prompt comes first)
             try:
@@ -164,7 +164,7 @@ class Clocks(Challenges):
             if snap.live:
                 out.append(snap)
                 self._schedule(snap)
-        for match_id in await self.store.unshown_finals():  # ended, but maybe not shown so
+        for match_id in await self.store.matches.unshown_finals():  # ended, but maybe not shown so
             try:
                 await self._emit(await self.snapshot(match_id))
             except Exception as exc:
@@ -177,7 +177,7 @@ class Clocks(Challenges):
         Only a saving: if a busy or full database refuses the note, a restart shows the end
         once more."""
         try:
-            await self.store.final_shown(match_id)
+            await self.store.matches.final_shown(match_id)
         except TRANSIENT as exc:
             log.warning("match %s: cannot note that its end is shown: %s", match_id, exc)
 
@@ -204,7 +204,7 @@ class Clocks(Challenges):
             grace_until = self.clock() + self.config.resume_grace
             deadline = snap.match.turn_deadline
             if not snap.seat_to_move.is_agent and (deadline is None or deadline < grace_until):
-                match = await self.store.set_turn_deadline(match_id, grace_until)
+                match = await self.store.matches.set_turn_deadline(match_id, grace_until)
                 snap = replace(snap, match=match)
             return snap
 
@@ -224,7 +224,7 @@ class Clocks(Challenges):
             return
         log.error("match %s set aside: %s failed: %s", match_id, where, exc, exc_info=exc)
         try:
-            await self.store.set_aside(match_id, f"{where}: {type(exc).__name__}: {exc}")
+            await self.store.matches.set_aside(match_id, f"{where}: {type(exc).__name__}: {exc}")
         except Exception:
             log.exception("cannot set match %s aside", match_id)
         self._failures.pop(match_id, None)
@@ -273,7 +273,7 @@ class Clocks(Challenges):
         next pass (the grace stays owed)."""
         grace_until = self.clock() + self.config.resume_grace
         failed: BaseException | None = None
-        for match_id in await self.store.expired_turn_ids(grace_until):
+        for match_id in await self.store.matches.expired_turn_ids(grace_until):
             try:
                 await self._retrying(functools.partial(self._grace_one, match_id, guild_id))
             except Exception as exc:
@@ -291,7 +291,7 @@ class Clocks(Challenges):
             deadline = snap.match.turn_deadline
             person_to_move = snap.live and not snap.seat_to_move.is_agent
             if person_to_move and deadline is not None and deadline < grace_until:
-                match = await self.store.set_turn_deadline(match_id, grace_until)
+                match = await self.store.matches.set_turn_deadline(match_id, grace_until)
                 snap = replace(snap, match=match)
             return snap
 
@@ -302,7 +302,7 @@ class Clocks(Challenges):
         """End unrated every live match shown in a guild the bot left, or in a channel that
         was deleted (`unreachable`): nobody can see or play them any more. Each on its own."""
         ended = []
-        for match_id in await self.store.live_match_ids_in(
+        for match_id in await self.store.matches.live_ids_in(
             guild_id=guild_id, channel_id=channel_id
         ):
             try:

@@ -95,7 +95,7 @@ class Coach(Clocks):
             current = await self.snapshot(match_id)
             if not current.live or current.match.ply != snap.match.ply:
                 raise StaleAction("the game moved on while the hint was found; ask again")
-            match = await self.store.use_hint(match_id)
+            match = await self.store.matches.use_hint(match_id)
             if len(self._last_hint) >= 10_000:  # ended matches' hints go, now and then
                 self._last_hint.clear()
             self._last_hint[match_id] = (match.ply, found)
@@ -117,14 +117,14 @@ class Coach(Clocks):
         """A finished match (`None`: the person's last one) as the pictures see it."""
         if match_id is None:
             player = await self._known(person)  # asking creates no player
-            last = [] if player is None else await self.store.history(player.id, limit=1)
+            last = [] if player is None else await self.store.matches.history(player.id, limit=1)
             if not last:
                 raise BadRequest("you have no finished match yet: give a match number")
             match_id = last[0].match.id
         snap = await self.snapshot(match_id)
         if snap.live:
             raise BadRequest(f"match #{match_id} is still being played: {verb} it when it ends")
-        rows = await self.store.moves(match_id)
+        rows = await self.store.matches.moves(match_id)
         return Replay(
             match_id,
             snap.match.game,
@@ -166,7 +166,7 @@ class Coach(Clocks):
         return AnalysisReport(replay, found, gif, stored)
 
     async def _stored_analysis(self, match_id: int) -> Analysis | None:
-        data = await self.store.get_analysis(match_id, VERSION)
+        data = await self.store.analyses.get(match_id, VERSION)
         if data is None:
             return None
         try:
@@ -213,7 +213,7 @@ class Coach(Clocks):
                 log.warning("match %s: no analysis: %s", replay.match_id, exc)
                 raise BadRequest("the analysis failed this time; try again") from None
         try:
-            await self.store.put_analysis(replay.match_id, VERSION, found.to_json())
+            await self.store.analyses.put(replay.match_id, VERSION, found.to_json())
         except _NOT_STORED as exc:  # shown anyway; the next request computes it again
             log.warning("match %s: analysis not stored: %s", replay.match_id, exc)
         return found

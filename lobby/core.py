@@ -113,7 +113,9 @@ class Lobby(Coach):
     async def leaderboard(
         self, game: str, guild_id: int | None = None, limit: int = 10
     ) -> list[LeaderboardEntry]:
-        return await self.store.leaderboard(self._game(game), limit=limit, guild_id=guild_id)
+        return await self.store.ratings.leaderboard(
+            self._game(game), limit=limit, guild_id=guild_id
+        )
 
     @boundary
     async def agents_overview(self, game: str) -> list[AgentOverview]:
@@ -123,21 +125,21 @@ class Lobby(Coach):
     @boundary
     async def stats(self, person: Person) -> tuple[Player, list[PlayerStats]]:
         player = await self.player_for(person)
-        return player, await self.store.player_stats(player.id)
+        return player, await self.store.ratings.player_stats(player.id)
 
     @boundary
     async def bot_stats(self, name: str) -> tuple[str, list[PlayerStats]]:
         """The record of one of the bot's players, by level or agent name (`expert`, `Bot
         (expert)`), over every game it plays: (its name as shown, the stats of each game)."""
         label, players = await self._bot_players(name)
-        rows = [row for p in players for row in await self.store.player_stats(p.id)]
+        rows = [row for p in players for row in await self.store.ratings.player_stats(p.id)]
         return label, rows
 
     @boundary
     async def bot_history(self, name: str, limit: int = 10) -> tuple[str, list[HistoryEntry]]:
         """The last ended matches of one of the bot's players (as `bot_stats`), newest first."""
         label, players = await self._bot_players(name)
-        rows = [row for p in players for row in await self.store.history(p.id, limit=limit)]
+        rows = [row for p in players for row in await self.store.matches.history(p.id, limit=limit)]
         rows.sort(key=lambda h: (h.match.finished_at or 0.0, h.match.id), reverse=True)
         return label, rows[:limit]
 
@@ -146,7 +148,7 @@ class Lobby(Coach):
         if text.casefold().startswith("bot (") and text.endswith(")"):
             text = text[5:-1].strip()
         keys = [f"{game}:{text}" for game in registry.GAMES]
-        players = await self.store.find_agents(keys)
+        players = await self.store.players.find_agents(keys)
         if not players:
             raise BadRequest(f"the bot has no player called {name!r} with a finished match yet")
         return players[0].display_name, players
@@ -154,12 +156,12 @@ class Lobby(Coach):
     @boundary
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:
         player = await self.player_for(person)
-        return player, await self.store.history(player.id, limit=limit)
+        return player, await self.store.matches.history(player.id, limit=limit)
 
     @boundary
     async def rating_chart(self, player: Player) -> bytes | None:
         """A PNG of the player's rating over their rated games (None before the first)."""
-        points = await self.store.rating_history(player.id)
+        points = await self.store.ratings.history(player.id)
         if not points:
             return None
         return await asyncio.to_thread(rating_chart, player.display_name, points)
@@ -167,8 +169,8 @@ class Lobby(Coach):
     @boundary
     async def moves(self, match_id: int) -> list[MoveRow]:
         """The stored moves of a match, in order."""
-        return await self.store.moves(match_id)
+        return await self.store.matches.moves(match_id)
 
     @boundary
     async def live_match_ids(self) -> list[int]:
-        return await self.store.live_match_ids()
+        return await self.store.matches.live_ids()

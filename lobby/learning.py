@@ -119,7 +119,7 @@ class LearningHub:
         now = time.monotonic()
         if now < self._lease_until - LEASE_SECONDS / 2:
             return True
-        held = await self.store.take_lease(LEASE, self.holder, LEASE_SECONDS)
+        held = await self.store.leases.take(LEASE, self.holder, LEASE_SECONDS)
         if held and now >= self._lease_until:
             self.invalidate()
         self._lease_until = now + LEASE_SECONDS if held else 0.0
@@ -182,7 +182,7 @@ class LearningHub:
         now = time.monotonic()
         if mem is not None and now - mem.checked < self.recheck_seconds:
             return mem
-        info = await self.store.memory_info(*mid)
+        info = await self.store.memory.info(*mid)
         games = info.games_trained if info is not None else 0
         if mem is not None and mem.games_trained == games:
             mem.checked = now
@@ -192,7 +192,7 @@ class LearningHub:
         mem = _Memory(games_trained=games, checked=now)
         rows = info.rows if info is not None else 0
         if rows <= self.full_load_limit:
-            mem.rows = await self.store.memory_get(*mid) if rows else {}
+            mem.rows = await self.store.memory.get(*mid) if rows else {}
             mem.complete = True
         self._memories[mid] = mem
         return mem
@@ -206,7 +206,7 @@ class LearningHub:
             if value is not None:
                 out[key] = value
             elif not mem.complete and key not in mem.absent:
-                loaded = await self.store.memory_get_one(kind, name, key)
+                loaded = await self.store.memory.get_one(kind, name, key)
                 if loaded is None:
                     mem.absent.add(key)
                 else:
@@ -217,7 +217,7 @@ class LearningHub:
         """The whole memory (loaded completely if it was not yet)."""
         mem = await self._memory((kind, name))
         if not mem.complete:
-            mem.rows = await self.store.memory_get(kind, name)
+            mem.rows = await self.store.memory.get(kind, name)
             mem.absent.clear()
             mem.complete = True
         return mem.rows
@@ -237,7 +237,7 @@ class LearningHub:
 
         Call with the memory's lock held (read-learn-write must not interleave).
         """
-        await self.store.memory_apply([MemoryWrite(kind, name, rows, games, "trained")])
+        await self.store.memory.apply([MemoryWrite(kind, name, rows, games, "trained")])
         self._cached_put(kind, name, rows, games)
 
     def _cached_put(self, kind: str, name: str, rows: Mapping[bytes, bytes], games: int) -> None:
@@ -283,7 +283,7 @@ class LearningHub:
                 groups.setdefault(mid, (agent, []))[1].append(seat)
         if not groups:
             if outbox_id is not None:
-                await self.store.outbox_done(outbox_id)
+                await self.store.outbox.done(outbox_id)
             return 0
         states, moves = await self.replay(game, variant, match_id)
         winner = None if result == "draw" else int(result)
@@ -298,7 +298,7 @@ class LearningHub:
                 new = apply_learning(agent, rows, states, moves, winner, learners)
                 if keys or new:  # settings that keep no memory (a fixed grid) write nothing
                     writes.append(MemoryWrite(kind, name, new, 1, "matches"))
-            if not await self.store.memory_apply(writes, outbox_id=outbox_id):
+            if not await self.store.memory.apply(writes, outbox_id=outbox_id):
                 return 0  # applied before (a retry after a kill)
             for w in writes:
                 self._cached_put(w.kind, w.name, w.rows, w.games)
@@ -310,7 +310,7 @@ class LearningHub:
     ) -> tuple[list[GameState], list[Move]]:
         """The positions before each stored move, and the moves."""
         start = new_game(game, variant)
-        moves = [start.parse_move(row.move) for row in await self.store.moves(match_id)]
+        moves = [start.parse_move(row.move) for row in await self.store.matches.moves(match_id)]
         return replay(start, (), moves), moves
 
     # ------------------------------------------------------------------ the outbox
@@ -334,7 +334,7 @@ class LearningHub:
                 self._more = True
                 await asyncio.sleep(self.retry_seconds)
                 continue
-            for item in await self.store.outbox_pending(LEARN):
+            for item in await self.store.outbox.pending(LEARN):
                 if self._closing:
                     return
                 try:
@@ -351,7 +351,7 @@ class LearningHub:
                         exc_info=not transient,
                     )
                     with contextlib.suppress(Exception):
-                        await self.store.outbox_failed(
+                        await self.store.outbox.failed(
                             item.id, f"{type(exc).__name__}: {exc}", final=not transient
                         )
                     if transient:
@@ -359,9 +359,9 @@ class LearningHub:
                         await asyncio.sleep(self.retry_seconds)
 
     async def _apply(self, item: OutboxItem) -> None:
-        match = await self.store.get_match(item.match_id) if item.match_id is not None else None
+        match = await self.store.matches.get(item.match_id) if item.match_id is not None else None
         if match is None or match.result is None or self.seat_specs is None:
-            await self.store.outbox_done(item.id)  # nothing to learn from
+            await self.store.outbox.done(item.id)  # nothing to learn from
             return
         seats = await self.seat_specs(match)
         await self.learn_match(
@@ -392,7 +392,7 @@ class LearningHub:
         if self._lease_until:  # another shard process may take over at once
             self._lease_until = 0.0
             with contextlib.suppress(Exception):
-                await self.store.drop_lease(LEASE, self.holder)
+                await self.store.leases.drop(LEASE, self.holder)
 
     # ------------------------------------------------------------------ training
 

@@ -105,9 +105,9 @@ class Matches:
     @boundary
     async def player_for(self, person: Person) -> Player:
         if person.kind == "user":
-            player = await self.store.get_or_create_user(int(person.ident), person.name)
+            player = await self.store.players.get_or_create_user(int(person.ident), person.name)
         else:
-            player = await self.store.get_or_create_local(str(person.ident), person.name)
+            player = await self.store.players.get_or_create_local(str(person.ident), person.name)
         self._remember(player)
         return player
 
@@ -115,9 +115,9 @@ class Matches:
         """The stored player of a person, without creating one (a refused request by someone
         new must leave no row behind)."""
         if person.kind == "user":
-            player = await self.store.find_user(int(person.ident))
+            player = await self.store.players.find_user(int(person.ident))
         else:
-            player = await self.store.find_local(str(person.ident))
+            player = await self.store.players.find_local(str(person.ident))
         if player is not None:
             self._remember(player)
         return player
@@ -130,7 +130,7 @@ class Matches:
     @boundary
     async def known_user(self, discord_id: int) -> Person:
         """A Discord user as last seen (their stored name), for ids taken from a custom id."""
-        player = await self.store.find_user(discord_id)
+        player = await self.store.players.find_user(discord_id)
         name = player.display_name if player is not None else f"Player {discord_id}"
         return Person("user", discord_id, name)
 
@@ -155,7 +155,7 @@ class Matches:
         return AgentChoice(spec, budget, None, f"{game}:{label}", f"Bot ({label[:57]})")
 
     async def _agent_seat(self, choice: AgentChoice) -> Seat:
-        player = await self.store.get_or_create_agent(choice.key, choice.name)
+        player = await self.store.players.get_or_create_agent(choice.key, choice.name)
         self._remember(player)
         return Seat(player, choice.spec, choice.budget, choice.level)
 
@@ -239,7 +239,10 @@ class Matches:
         if cap is None or person.kind != "user":
             return
         player = await self._known(person)
-        if player is not None and await self.store.count_live("pve", player_id=player.id) >= cap:
+        if (
+            player is not None
+            and await self.store.matches.count_live("pve", player_id=player.id) >= cap
+        ):
             raise LimitReached(
                 f"you already have {cap} games against the bot in progress (the limit): "
                 "finish or resign one, then start another"
@@ -249,7 +252,10 @@ class Matches:
         if starter is None or starter.kind != "user":
             return
         cap = self.config.max_botmatches
-        if cap is not None and await self.store.count_live("eve", starter=starter.ident) >= cap:
+        if (
+            cap is not None
+            and await self.store.matches.count_live("eve", starter=starter.ident) >= cap
+        ):
             raise LimitReached(
                 f"you already have {cap} bot matches running (the limit): stop one or wait "
                 "until one ends"
@@ -259,7 +265,7 @@ class Matches:
         if (
             cap is not None
             and guild is not None
-            and (await self.store.count_live("eve", guild_id=guild) >= cap)
+            and (await self.store.matches.count_live("eve", guild_id=guild) >= cap)
         ):
             raise LimitReached(
                 f"this server already has {cap} bot matches running (the limit): try "
@@ -295,7 +301,7 @@ class Matches:
             where = Where(where.guild_id, where.channel_id, await where.show())
         options: dict[str, Any] = {"seats": [seat_options(s) for s in seats], **(extra or {})}
         deadline = None if seats[0].is_agent else self.clock() + self.config.turn_seconds
-        match = await self.store.create_match(
+        match = await self.store.matches.create(
             game,
             kind,
             seats[0].player.id,
@@ -317,7 +323,7 @@ class Matches:
 
     async def _pair_may_be_rated(self, a: int, b: int) -> bool:
         since = self.clock() - 86400
-        played = await self.store.count_rated_between(a, b, since)
+        played = await self.store.matches.count_rated_between(a, b, since)
         return played < self.config.pair_daily_rated_cap
 
     @boundary
@@ -325,13 +331,13 @@ class Matches:
         self, match_id: int, guild_id: int | None, channel_id: int | None, message_id: int
     ) -> None:
         """Remember which message shows the match, so later moves can edit it."""
-        await self.store.set_message(match_id, guild_id, channel_id, message_id)
+        await self.store.matches.set_message(match_id, guild_id, channel_id, message_id)
 
     # ------------------------------------------------------------------ reading
 
     @boundary
     async def snapshot(self, match_id: int) -> Snapshot:
-        match = await self.store.get_match(match_id)
+        match = await self.store.matches.get(match_id)
         if match is None:
             raise MatchNotFound(f"there is no match #{match_id}")
         return await self._snapshot(match)
@@ -356,7 +362,7 @@ class Matches:
         """Rebuild a match's position from its stored moves (after a restart)."""
         state = new_game(match.game, match.variant)
         last: Move | None = None
-        for row in await self.store.moves(match.id):
+        for row in await self.store.matches.moves(match.id):
             try:
                 last = state.parse_move(row.move)
                 state = state.play(last)
@@ -369,7 +375,7 @@ class Matches:
     async def _seats(self, match: Match) -> tuple[Seat, Seat]:
         missing = [pid for pid in match.player_ids if pid not in self._players]
         if missing:
-            self._players.update(await self.store.get_players(missing))
+            self._players.update(await self.store.players.get_many(missing))
         for i, pid in enumerate(match.player_ids):
             if pid not in self._players:
                 raise dberr.CorruptRowError(
@@ -417,7 +423,7 @@ class Matches:
         player = await self._known(person)  # asking creates no player
         if player is None:
             return []
-        matches = await self.store.live_matches(player.id)
+        matches = await self.store.matches.live(player.id)
         if channel_id is not None:
             matches = [m for m in matches if m.channel_id == channel_id]
         return matches
@@ -529,7 +535,7 @@ class Matches:
         elif not snap.seats[state.to_move()].is_agent:
             deadline = self.clock() + (match.turn_seconds or self.config.turn_seconds)
         try:
-            stored = await self.store.commit_step(
+            stored = await self.store.matches.commit_step(
                 match.id, match.ply, new, turn_deadline=deadline, finish=finish, outbox=outbox
             )
         except TRANSIENT:
@@ -584,7 +590,7 @@ class Matches:
         """End a live match (resignation, time, stop) in one transaction. Lock held."""
         finish, outbox = self._finish_of(snap.match, snap.seats, status, result, termination)
         try:
-            stored = await self.store.commit_step(
+            stored = await self.store.matches.commit_step(
                 snap.id, expected_ply, (), finish=finish, outbox=outbox
             )
         except TRANSIENT:
@@ -664,7 +670,7 @@ class Matches:
                 and deadline < grace_until
             ):
                 snap = replace(
-                    snap, match=await self.store.set_turn_deadline(match_id, grace_until)
+                    snap, match=await self.store.matches.set_turn_deadline(match_id, grace_until)
                 )
             self._unsure.discard(match_id)
             return snap

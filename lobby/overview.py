@@ -36,7 +36,7 @@ class AgentOverview:
 
 async def agents_overview(store: Store, hub: LearningHub | None, game: str) -> list[AgentOverview]:
     """Every agent of `game`: description, levels, ratings and learned state."""
-    board = await store.leaderboard(game, limit=100_000)
+    board = await store.ratings.leaderboard(game, limit=100_000)
     by_key = {e.player.agent_key: e.rating for e in board if e.player.agent_key}
     out: list[AgentOverview] = []
     for info in registry.agents_for(game):
@@ -54,7 +54,7 @@ async def agents_overview(store: Store, hub: LearningHub | None, game: str) -> l
         memories: list[MemoryInfo] = []
         shown: dict[str, list[str]] = {}
         if agent is not None:
-            memories = await store.memory_list(agent.memory_kind)
+            memories = await store.memory.infos(agent.memory_kind)
             for m in memories:
                 lines = await _shown(store, agent, m)
                 if lines:
@@ -80,7 +80,7 @@ async def _shown(store: Store, agent: LearningAgent, memory: MemoryInfo) -> list
     try:
         rows: dict[bytes, bytes] = {}
         for key in agent.shown_keys():
-            value = await store.memory_get_one(memory.kind, memory.name, key)
+            value = await store.memory.get_one(memory.kind, memory.name, key)
             if value is not None:
                 rows[key] = value
         return agent.show_memory(rows) if rows else []

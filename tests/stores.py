@@ -4,8 +4,11 @@ people and matches most tests start from."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+
+from db import Finish, Match, Player, Rating, RatingFn, Store
+from db.models import MatchKind, MatchStatus, Result
 
 
 def postgres(target: str) -> bool:
@@ -37,3 +40,92 @@ async def another_process_writing(target: str) -> AsyncIterator[None]:
         finally:
             raw.execute("ROLLBACK")
             raw.close()
+
+
+async def set_schema_version(target: str, version: int) -> None:
+    """Write a schema version behind the store's back (as a newer bot would)."""
+    if postgres(target):
+        import asyncpg
+
+        conn = await asyncpg.connect(target)
+        await conn.execute("UPDATE boardbot_schema SET version = $1", version)
+        await conn.close()
+    else:
+        with sqlite3.connect(target) as raw:
+            raw.execute(f"PRAGMA user_version = {version}")
+        raw.close()
+
+
+async def people(store: Store) -> tuple[Player, Player, Player]:
+    alice = await store.players.get_or_create_user(111, "alice")
+    bob = await store.players.get_or_create_user(222, "bob")
+    bot = await store.players.get_or_create_agent("connect4:medium", "Medium bot")
+    return alice, bob, bot
+
+
+async def finish_match(
+    store: Store,
+    match_id: int,
+    status: MatchStatus,
+    result: Result | None,
+    termination: str,
+    ratings: list[Rating] | RatingFn | None = None,
+    *,
+    expected_ply: int | None = None,
+) -> Match:
+    """End a match as the lobby does: a step with only a finish."""
+    finish = Finish(status, result, termination, ratings)
+    return await store.matches.commit_step(match_id, expected_ply, (), finish=finish)
+
+
+async def rating_in(store: Store, player_id: int, game: str) -> Rating | None:
+    return {s.game: s.rating for s in await store.ratings.player_stats(player_id)}.get(game)
+
+
+def bump(old: Rating | None, pid: int, game: str, mu: float, sigma: float, outcome: str) -> Rating:
+    games, wins, draws, losses = (
+        (0, 0, 0, 0)
+        if old is None
+        else (
+            old.games,
+            old.wins,
+            old.draws,
+            old.losses,
+        )
+    )
+    return Rating(
+        pid,
+        game,
+        mu,
+        sigma,
+        games + 1,
+        wins + (outcome == "win"),
+        draws + (outcome == "draw"),
+        losses + (outcome == "loss"),
+    )
+
+
+async def play_rated(
+    store: Store,
+    p0: Player,
+    p1: Player,
+    result: Result,
+    new: Mapping[int, tuple[float, float]],
+    *,
+    game: str = "connect4",
+    guild_id: int | None = None,
+) -> Match:
+    """Create, play one move, and finish a rated match, setting the given (mu, sigma)."""
+    kind: MatchKind = "pvp" if p0.is_human and p1.is_human else "pve"
+    m = await store.matches.create(game, kind, p0.id, p1.id, rated=True, guild_id=guild_id)
+    await store.matches.append_move(m.id, 0, "d", p0.id)
+
+    def rate(match: Match, current: Mapping[int, Rating | None]) -> list[Rating]:
+        out = []
+        for pid, (mu, sigma) in new.items():
+            outcome = match.outcome_for(pid)
+            assert outcome is not None
+            out.append(bump(current[pid], pid, game, mu, sigma, outcome))
+        return out
+
+    return await finish_match(store, m.id, "finished", result, "connect", rate)

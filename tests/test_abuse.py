@@ -119,7 +119,7 @@ async def test_the_owners_raw_specs_are_checked_and_bounded(
     calls = await h.slash(
         "botmatch", {"game": "connect4", "first": "solver", "second": "easy"}, user=OWNER
     )
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     seat = match.options["seats"][0]
     assert seat["agent"] == "solver" and 0 < seat["budget"]["time"] <= 5  # never unlimited
 
@@ -129,7 +129,7 @@ async def test_a_level_budget_is_merged_not_replaced(env: Any) -> None:
     await h.slash(
         "play", {"game": "connect4", "opponent": "hard:time=0.5", "first": "me"}, user=OWNER
     )
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     budget = match.options["seats"][1]["budget"]
     assert budget["time"] == 0.5 and budget["depth"] == 8  # hard's depth cap is kept
 
@@ -153,10 +153,10 @@ async def test_only_the_bots_own_learning_players_write_memory(env: Any) -> None
         "botmatch", {"game": "connect4", "first": "trainer", "second": "random", "delay": 1},
         user=ALICE,
     )  # fmt: skip
-    for match in await bot.lobby.store.live_matches():
+    for match in await bot.lobby.store.matches.live():
         await bot.lobby.run_botmatch(match.id)
     await bot.lobby.learning.drain()
-    memories = {(m.kind, m.name): m.games_trained for m in await bot.lobby.store.memory_list()}
+    memories = {(m.kind, m.name): m.games_trained for m in await bot.lobby.store.memory.infos()}
     assert memories == {("trainer", "default"): 1}
 
 
@@ -256,7 +256,7 @@ async def test_a_button_of_one_match_relayed_on_another_message_is_refused(env: 
     forged["components"] = first["components"]  # match 1's buttons on match 2's message
     calls = await h.click(forged, column_ids(first)[3], user=ALICE)
     assert "not the board" in refusal(calls)
-    assert (await bot.lobby.store.get_match(1)).ply == 0  # type: ignore[union-attr]
+    assert (await bot.lobby.store.matches.get(1)).ply == 0  # type: ignore[union-attr]
 
 
 async def test_a_unicode_digit_in_a_select_is_refused_and_a_forged_match_leaves_nothing(
@@ -295,7 +295,7 @@ async def test_limits_on_games_against_the_bot_and_bot_matches(
     assert "this server already has 5" in refusal(
         await h.slash("botmatch", opts, user=user(307, "frank"))
     )
-    assert await bot.lobby.store.count_live("eve") == 5
+    assert await bot.lobby.store.matches.count_live("eve") == 5
 
 
 async def test_limits_on_challenges(env: Any) -> None:
@@ -311,7 +311,7 @@ async def test_limits_on_challenges(env: Any) -> None:
         await h.slash("challenge", {"opponent": others[4], "game": "connect4"}, user=ALICE)
     )
     assert "5 challenges waiting" in text
-    assert len(await bot.lobby.store.pending_challenges()) == 5
+    assert len(await bot.lobby.store.challenges.pending()) == 5
 
 
 async def test_train_is_for_the_owner_and_one_job_at_a_time(env: Any) -> None:
@@ -401,7 +401,7 @@ async def test_a_lobby_refusal_by_someone_new_leaves_no_player_row(
             await lobby.play(snap.id, Person("user", 3, "stranger"), 3, via=Where())
         # /resign by someone with no match: asked, refused, nothing stored (found by the fuzz run)
         assert await lobby.live_matches_of(Person("user", 4, "newcomer")) == []
-        players = await store.get_players(range(1, 10))
+        players = await store.players.get_many(range(1, 10))
         assert sorted(p.display_name for p in players.values()) == ["a", "b"]
     finally:
         await lobby.close()

@@ -65,7 +65,7 @@ async def test_an_analysis_is_computed_once_and_stored(
     assert not first.stored and first.analysis.to_json() == again.analysis.to_json()
     assert [r.move for r in first.analysis.moves] == list("4455")
     assert first.gif[:6] == b"GIF89a"
-    stored = await lobby.store.get_analysis(n, VERSION)
+    stored = await lobby.store.analyses.get(n, VERSION)
     assert stored == first.analysis.to_json()
     later = await lobby.analyse(None, ANN)  # default: the person's last finished match
     assert later.stored and later.replay.match_id == n and runs == ["analyse"]
@@ -75,7 +75,7 @@ async def test_an_analysis_is_computed_once_and_stored(
 async def test_refusals_change_nothing(lobby: Lobby) -> None:
     with pytest.raises(BadRequest, match="no finished match yet"):
         await lobby.analyse(None, USER)
-    assert await lobby.store.find_user(42) is None  # asking created no player
+    assert await lobby.store.players.find_user(42) is None  # asking created no player
     with pytest.raises(MatchNotFound):
         await lobby.analyse(99, ANN)
     live = await lobby.start_pvp(ANN, BEN, "connect4")
@@ -84,7 +84,7 @@ async def test_refusals_change_nothing(lobby: Lobby) -> None:
     await lobby.resign(live.id, ANN)
     with pytest.raises(BadRequest, match="has no moves to analyse"):
         await lobby.analyse(live.id, ANN)
-    assert await lobby.store.get_analysis(live.id, VERSION) is None
+    assert await lobby.store.analyses.get(live.id, VERSION) is None
 
 
 def die(*args: Any) -> None:
@@ -104,7 +104,7 @@ async def test_a_crashed_worker_stores_nothing_and_the_next_request_works(
         monkeypatch.setattr(coach, "analyse", die)
         with pytest.raises(BadRequest, match="the analysis failed this time; try again"):
             await lobby.analyse(n, ANN)
-        assert await store.get_analysis(n, VERSION) is None
+        assert await store.analyses.get(n, VERSION) is None
         monkeypatch.undo()
         report = await lobby.analyse(n, ANN)  # a new worker took the dead one's place
         assert not report.stored and len(report.analysis.moves) == 4
@@ -146,7 +146,7 @@ async def test_one_analysis_at_a_time_and_one_per_person(
 
 async def test_a_damaged_stored_analysis_is_computed_again(lobby: Lobby) -> None:
     n = await finished(lobby)
-    await lobby.store.put_analysis(n, VERSION, {"moves": "not a list"})
+    await lobby.store.analyses.put(n, VERSION, {"moves": "not a list"})
     report = await lobby.analyse(n, ANN)
     assert not report.stored and len(report.analysis.moves) == 4
     assert (await lobby.analyse(n, ANN)).stored

@@ -59,7 +59,7 @@ async def test_the_lobby_charts_a_players_rated_games(lobby: Lobby) -> None:
     ann = await lobby.player_for(ANN)
     assert await lobby.rating_chart(ann) is None
     await play_rated(lobby, 3)
-    points = await lobby.store.rating_history(ann.id)
+    points = await lobby.store.ratings.history(ann.id)
     assert [p.games for p in points] == [1, 2, 3]
     assert points[0].ordinal < points[-1].ordinal  # ann won them all
     chart = await lobby.rating_chart(ann)

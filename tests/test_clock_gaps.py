@@ -98,7 +98,7 @@ async def test_a_gap_in_the_bots_time_gives_a_grace_not_a_loss(
         ticks.now += mono
 
         async def graced() -> bool:
-            m = await lobby.store.get_match(snap.id)
+            m = await lobby.store.matches.get(snap.id)
             return m is not None and (m.status != "live" or m.turn_deadline != deadline)
 
         await until(graced)
@@ -122,11 +122,11 @@ async def test_time_that_passes_as_usual_still_ends_a_turn(lobby: Lobby, clock: 
             await asyncio.wait_for(ticks.looked(seen), 30)  # one step a look, never two
 
         async def ended() -> bool:
-            m = await lobby.store.get_match(snap.id)
+            m = await lobby.store.matches.get(snap.id)
             return m is not None and m.status != "live"
 
         await until(ended)
-        stored = await lobby.store.get_match(snap.id)
+        stored = await lobby.store.matches.get(snap.id)
         assert stored is not None and stored.termination == "time" and stored.result == "0"
     finally:
         clock_task.cancel()
@@ -169,14 +169,14 @@ async def test_matches_where_the_board_is_gone_end_unrated(
         [ended] = await lobby.abandon_in(guild_id=1)
         assert ended.id == same_guild.id
         for match_id in (here.id, same_guild.id):
-            m = await lobby.store.get_match(match_id)
+            m = await lobby.store.matches.get(match_id)
             assert m is not None and (m.status, m.result, m.termination) == (
                 "abandoned",
                 None,
                 "unreachable",
             )
-        assert [m.id for m in await lobby.store.live_matches()] == [elsewhere.id]
-        assert await lobby.store.player_stats((await lobby.player_for(CAROL)).id) == []
+        assert [m.id for m in await lobby.store.matches.live()] == [elsewhere.id]
+        assert await lobby.store.ratings.player_stats((await lobby.player_for(CAROL)).id) == []
         assert await lobby.abandon_in(guild_id=1) == []
     finally:
         await lobby.close()

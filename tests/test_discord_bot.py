@@ -75,9 +75,11 @@ async def test_whole_game_against_the_bot(env: Any) -> None:
     text = description(final)
     assert "wins" in text or "Draw" in text
     assert [b["custom_id"].split(":")[0] for b in buttons(final)] == ["rm", "an"]
-    match = (await bot.lobby.store.live_matches()) == []
+    match = (await bot.lobby.store.matches.live()) == []
     assert match
-    history = await bot.lobby.store.history((await bot.lobby.store.find_user(ALICE.id)).id)
+    history = await bot.lobby.store.matches.history(
+        (await bot.lobby.store.players.find_user(ALICE.id)).id
+    )
     assert len(history) == 1 and history[0].match.ply >= 7
 
 
@@ -112,7 +114,7 @@ async def test_strangers_and_out_of_turn_clicks_are_refused_ephemerally(env: Any
     [cb] = callbacks(await h.click(board, col, user=CAROL))
     assert cb.ephemeral and "not yours" in cb.content
     assert description(h.last_message(ephemeral=False)) == before
-    match = (await bot.lobby.store.live_matches())[0]
+    match = (await bot.lobby.store.matches.live())[0]
     assert match.ply == 0
 
 
@@ -154,7 +156,7 @@ async def test_declined_and_expired_challenges(env: Any, clock: Clock) -> None:
     clock.now += 301
     [cb] = callbacks(await h.click(invite, accept, user=BOB))
     assert "expired" in cb.embeds[0]["description"]
-    assert await bot.lobby.store.live_matches() == []
+    assert await bot.lobby.store.matches.live() == []
 
     [cb] = callbacks(await h.slash("challenge", {"opponent": ALICE, "game": "othello"}, user=ALICE))
     assert cb.ephemeral and "yourself" in cb.content
@@ -339,7 +341,7 @@ async def test_restart_keeps_the_match_and_old_buttons_work(
         [cb] = callbacks(calls)
         assert cb.callback_type == UPDATE_MESSAGE and "Move 3" in cb.embeds[0]["description"]
         assert any(c.is_followup and "out of date" in (c.content or "") for c in calls)
-        match = (await bot2.lobby.store.live_matches())[0]
+        match = (await bot2.lobby.store.matches.live())[0]
         assert match.ply == 2 and match.message_id == int(board["id"])
     finally:
         await h2.close()
@@ -362,7 +364,7 @@ async def test_restart_resumes_an_agent_turn(
         await h2.settle()
         await asyncio.sleep(0.5)
         await h2.settle()
-        match = (await bot2.lobby.store.live_matches())[0]
+        match = (await bot2.lobby.store.matches.live())[0]
         assert match.ply == 1 and match.message_id == int(board["id"])
         edits = [c for c in h2.calls if c.seam == "http" and c.method == "PATCH"]
         assert edits and "Move 2" in edits[-1].embeds[0]["description"]
@@ -421,7 +423,7 @@ async def test_botmatch_autocomplete_and_bad_agent(env: Any) -> None:
         )
     )
     assert cb.ephemeral and "unknown opponent" in cb.content
-    assert await bot.lobby.store.live_matches() == []
+    assert await bot.lobby.store.matches.live() == []
 
 
 async def test_an_unanswered_challenge_is_greyed_out_when_it_expires(
@@ -487,8 +489,8 @@ async def test_a_channel_where_the_bot_cannot_keep_a_board_is_refused_in_one_lin
     h.app_permissions = discord.Permissions(send_messages=True).value
     [cb] = callbacks(await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE))
     assert "View Channel and Embed Links permissions" in cb.content
-    assert await bot.lobby.store.live_matches() == []
-    assert await bot.lobby.store.pending_challenges() == []
+    assert await bot.lobby.store.matches.live() == []
+    assert await bot.lobby.store.challenges.pending() == []
 
 
 async def test_a_challenge_in_a_dm_is_refused(env: Any) -> None:
@@ -498,7 +500,7 @@ async def test_a_challenge_in_a_dm_is_refused(env: Any) -> None:
     )
     [cb] = callbacks(calls)
     assert cb.ephemeral and "server channel" in cb.content
-    assert await bot.lobby.store.pending_challenges() == []
+    assert await bot.lobby.store.challenges.pending() == []
 
 
 async def test_resign_never_guesses_which_match(env: Any) -> None:
@@ -512,12 +514,12 @@ async def test_resign_never_guesses_which_match(env: Any) -> None:
     assert "match #1 (Connect Four against Bot (easy))" in cb.content
     assert "match #2 (Othello against Bot (medium))" in cb.content
     assert "match:" in cb.content
-    assert len(await bot.lobby.store.live_matches()) == 2
+    assert len(await bot.lobby.store.matches.live()) == 2
     [cb] = callbacks(await h.slash("resign", {"match": 2}, user=ALICE))
     assert cb.ephemeral and cb.content.startswith("You resigned match #2 (Othello")
     [cb] = callbacks(await h.slash("resign", {"match": 2}, user=ALICE))  # sent twice
     assert cb.ephemeral and "#2 is already over" in cb.content
-    [live] = await bot.lobby.store.live_matches()
+    [live] = await bot.lobby.store.matches.live()
     assert live.id == 1
     [cb] = callbacks(await h.slash("resign", {"match": 1}, user=BOB))
     assert cb.ephemeral and "not yours" in cb.content

@@ -87,7 +87,7 @@ async def test_train_is_refused_to_members_without_rights(env: Any) -> None:
         [cb] = callbacks(calls)
         assert cb.ephemeral and "owner" in (cb.content or "")
         assert progress_edits(calls) == []
-    assert await bot.lobby.store.memory_list() == []
+    assert await bot.lobby.store.memory.infos() == []
 
 
 async def test_a_manager_trains_with_progress_edits_and_rows_stored(env: Any) -> None:
@@ -105,7 +105,7 @@ async def test_a_manager_trains_with_progress_edits_and_rows_stored(env: Any) ->
     final = edits[-1].embeds[0]
     assert "done" in final["title"] and "60/60 games" in final["description"]
     assert "games/s" in final["description"] and "score over the last" in final["description"]
-    info = await bot.lobby.store.memory_info(KIND, "default")
+    info = await bot.lobby.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 60 and info.rows > 1
     # the shown message is the edited one
     shown = h.last_message(ephemeral=False)
@@ -121,7 +121,7 @@ async def test_the_owner_may_train_and_bad_requests_are_ephemeral(env: Any) -> N
         guild_id=None,
     )
     assert not callbacks(calls)[0].ephemeral
-    info = await bot.lobby.store.memory_info(KIND, "owner")
+    info = await bot.lobby.store.memory.info(KIND, "owner")
     assert info is not None and info.games_trained == 3
     [cb] = callbacks(
         await h.slash("train", {"game": "connect4", "agent": "random", "games": 3}, user=OWNER)
@@ -219,7 +219,7 @@ async def test_the_weight_grid_trains_and_shows_its_heat_map(env: Any) -> None:
         "train", {"game": "othello", "agent": "weightgrid", "games": 6}, user=ADMIN
     )
     assert "6/6 games" in progress_edits(calls)[-1].embeds[0]["description"]
-    info = await bot.lobby.store.memory_info("weightgrid", "default")
+    info = await bot.lobby.store.memory.info("weightgrid", "default")
     assert info is not None and info.games_trained == 6 and info.rows == 1
     [cb] = callbacks(await h.slash("agents", {"game": "othello"}, user=ALICE))
     assert_within_limits(cb)

@@ -67,7 +67,7 @@ async def test_a_failed_click_response_still_starts_the_agent_and_shows_its_move
     failed = fail(h, CALLBACK, status, code)
     calls = await h.click(board, column_ids(board)[3], user=ALICE, expect_response=False)
     assert len(failed) == 1
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.ply == 2  # alice's move, and the agent's reply: the match did not freeze
     board = h.messages[int(board["id"])]
     assert "Move 3" in description(board) and len(column_ids(board)) == 7  # inputs enabled
@@ -87,7 +87,7 @@ async def test_person_vs_person_board_converges_after_a_failed_response(env: Any
     # bob's click on the board he sees is not stale: the move was shown
     [cb] = callbacks(await h.click(board, column_ids(board)[3], user=BOB))
     assert cb.callback_type == 7 and "Move 3" in cb.embeds[0]["description"]
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.ply == 2
 
 
@@ -97,14 +97,14 @@ async def test_a_failed_deferral_leaves_no_match(env: Any) -> None:
     await h.slash(
         "play", {"game": "connect4", "opponent": "easy"}, user=ALICE, expect_response=False
     )
-    assert await bot.lobby.store.live_matches() == []
+    assert await bot.lobby.store.matches.live() == []
 
 
 async def test_a_failed_first_board_is_filled_by_the_editor(env: Any) -> None:
     bot, h = env
     fail(h, ORIGINAL, 500, 0)
     await h.slash("play", {"game": "connect4", "opponent": "easy", "first": "bot"}, user=ALICE)
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.message_id is not None
     board = h.messages[match.message_id]
     assert "Move 2" in description(board) and column_ids(board)  # the agent's move, playable
@@ -117,21 +117,21 @@ async def test_a_bad_request_is_refused_before_anything_is_shown(env: Any) -> No
     )
     [cb] = callbacks(calls)
     assert cb.ephemeral and "unknown opponent" in (cb.content or "")
-    assert await bot.lobby.store.live_matches() == []
+    assert await bot.lobby.store.matches.live() == []
 
 
 async def test_a_bot_match_whose_board_is_gone_stops_after_the_first_failure(env: Any) -> None:
     bot, h = env
     failed = fail(h, EDIT, 404, 10008, times=1000)  # the board's message gets deleted
     await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "easy"}, user=ALICE)
-    stored = await bot.lobby.store.get_match(1)  # the only match of this database
+    stored = await bot.lobby.store.matches.get(1)  # the only match of this database
     assert stored is not None and stored.status == "abandoned"
     assert stored.termination == "unreachable"
     assert stored.ply < 60  # stopped early, not played to its end
     assert len(failed) == 1  # no edit after the first 404
     assert bot.editor.tracked() == 0
     await asyncio.sleep(0.05)  # the note that its end needs no showing is written
-    assert await bot.lobby.store.unshown_finals() == []  # a restart does not try it again
+    assert await bot.lobby.store.matches.unshown_finals() == []  # a restart does not try it again
 
 
 async def test_after_a_restart_every_live_board_shows_the_stored_position(
@@ -142,7 +142,7 @@ async def test_after_a_restart_every_live_board_shows_the_stored_position(
     board = await accepted_challenge(h)
     # alice's move is stored, but the process dies before any response or edit shows it
     bot.lobby.listeners.clear()
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     await bot.lobby.play(match.id, Person("user", ALICE.id, ALICE.name), 3)
     await h.close()
     await bot.lobby.store.close()
@@ -188,7 +188,7 @@ async def test_a_stranger_clicking_while_the_bot_moves_hides_nothing(
     stranger = asyncio.ensure_future(h.click(thinking, rs, user=BOB))
     for _ in range(100):  # until the bot's move is stored
         await asyncio.sleep(0.02)
-        stored = await bot.lobby.store.get_match(1)
+        stored = await bot.lobby.store.matches.get(1)
         if stored is not None and stored.ply == 2:
             break
     stranger_may_finish.set()
@@ -294,18 +294,18 @@ async def test_a_board_out_of_reach_ends_the_game_unrated_never_on_time(
     assert match.status == "abandoned" and match.termination == "unreachable"
     assert match.result is None and match.ply == 1  # the bot's move, which nobody saw
     assert len(failed) == 1  # no edit after the first refusal
-    alice = await bot.lobby.store.find_user(ALICE.id)
-    assert await bot.lobby.store.player_stats(alice.id) == []  # no rating, no loss
+    alice = await bot.lobby.store.players.find_user(ALICE.id)
+    assert await bot.lobby.store.ratings.player_stats(alice.id) == []  # no rating, no loss
     clock.now += 700
     await bot.lobby.tick()
-    stored = await bot.lobby.store.get_match(match.id)
+    stored = await bot.lobby.store.matches.get(match.id)
     assert stored is not None and stored.termination == "unreachable"
 
 
 async def _all_matches(bot: Any) -> list[Any]:
     out = []
     for n in range(1, 20):
-        m = await bot.lobby.store.get_match(n)
+        m = await bot.lobby.store.matches.get(n)
         if m is None:
             break
         out.append(m)
@@ -330,9 +330,9 @@ async def test_the_bot_removed_from_a_server_ends_its_matches_there_unrated(env:
     ended = [m for m in await _all_matches(bot) if m.guild_id == h.guild_id]
     assert len(ended) == 2
     assert all(m.status == "abandoned" and m.termination == "unreachable" for m in ended)
-    [live] = await bot.lobby.store.live_matches()
+    [live] = await bot.lobby.store.matches.live()
     assert live.guild_id == other_guild  # the bot is still in that one
-    assert await bot.lobby.store.unshown_finals() == []  # a restart does not try them
+    assert await bot.lobby.store.matches.unshown_finals() == []  # a restart does not try them
 
 
 async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
@@ -355,7 +355,7 @@ async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
     assert not [c for c in calls if (c.method, c.route) == EDIT]
     [gone] = [m for m in await _all_matches(bot) if m.channel_id == h.channel_id]
     assert gone.status == "abandoned" and gone.termination == "unreachable"
-    [live] = await bot.lobby.store.live_matches()
+    [live] = await bot.lobby.store.matches.live()
     assert live.channel_id == other_channel
 
 
@@ -370,19 +370,19 @@ async def test_clocks_wait_while_discord_cannot_reach_the_bot(env: Any, clock: C
     for who in (ALICE, BOB, ALICE):  # bob to move (he has moved: a loss on time counts)
         board = h.messages[int(board["id"])]
         await h.click(board, column_ids(board)[3], user=who)
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     bot.dispatch("disconnect")  # as discord.py does when the gateway connection drops
     await h.settle()
     clock.now += 700  # past bob's 600 s
     await bot.lobby.tick()
-    [match] = await bot.lobby.store.live_matches()  # not lost on time
+    [match] = await bot.lobby.store.matches.live()  # not lost on time
     await h.gateway("RESUMED", {})
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.turn_deadline == clock.now + bot.lobby.config.resume_grace
     clock.now += bot.lobby.config.resume_grace + 1  # the grace is over: the clock is real
     await bot.lobby.tick()
     await h.settle()
-    stored = await bot.lobby.store.get_match(match.id)
+    stored = await bot.lobby.store.matches.get(match.id)
     assert stored is not None and stored.termination == "time"
 
 
@@ -393,9 +393,9 @@ async def test_clocks_wait_while_a_server_is_unavailable(env: Any, clock: Clock)
     await h.gateway("GUILD_DELETE", {"id": str(h.guild_id), "unavailable": True})  # an outage
     clock.now += 700
     await bot.lobby.tick()
-    [match] = await bot.lobby.store.live_matches()  # neither lost on time nor abandoned
+    [match] = await bot.lobby.store.matches.live()  # neither lost on time nor abandoned
     await h.gateway("GUILD_CREATE", h.guild_payload())  # available again
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.turn_deadline == clock.now + bot.lobby.config.resume_grace
 
 
@@ -432,13 +432,13 @@ async def test_a_slow_database_still_shows_a_challenge(
 ) -> None:
     bot, h = env
     seen: list[bool] = []
-    _slow(h, monkeypatch, bot.lobby.store, "create_challenge", seen)
+    _slow(h, monkeypatch, bot.lobby.store.challenges, "add", seen)
     await h.slash("challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE)
     assert seen == [True]  # acknowledged before the write finished
     invite = h.last_message(ephemeral=False)
     assert invite["content"] == f"<@{BOB.id}>" and buttons(invite)  # a new message: it pings
     assert not [m for m in h.messages.values() if int(m.get("flags") or 0) & 128]  # no "thinking"
-    [pending] = await bot.lobby.store.pending_challenges()
+    [pending] = await bot.lobby.store.challenges.pending()
     assert pending.message_id == int(invite["id"])
     accept = next(b["custom_id"] for b in buttons(invite) if b["custom_id"].startswith("ch:a"))
     await h.click(invite, accept, user=BOB)
@@ -451,12 +451,12 @@ async def test_a_slow_database_still_answers_a_resignation(
     bot, h = env
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     seen: list[bool] = []
-    _slow(h, monkeypatch, bot.lobby.store, "commit_step", seen)
+    _slow(h, monkeypatch, bot.lobby.store.matches, "commit_step", seen)
     await h.slash("resign", user=ALICE)
     assert seen == [True]
     answer = h.last_message(ephemeral=True)
     assert answer["content"].startswith("You resigned match #1")
-    stored = await bot.lobby.store.get_match(1)
+    stored = await bot.lobby.store.matches.get(1)
     assert stored is not None and stored.termination == "resign"
 
 
@@ -465,10 +465,10 @@ async def test_a_slow_database_still_starts_a_game(
 ) -> None:
     bot, h = env
     seen: list[bool] = []
-    _slow(h, monkeypatch, bot.lobby.store, "get_or_create_user", seen)  # a first game
+    _slow(h, monkeypatch, bot.lobby.store.players, "get_or_create_user", seen)  # a first game
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     assert seen == [True]
-    [match] = await bot.lobby.store.live_matches()
+    [match] = await bot.lobby.store.matches.live()
     assert match.message_id is not None and column_ids(h.messages[match.message_id])
 
 
@@ -478,4 +478,4 @@ async def test_a_challenge_that_could_not_be_shown_is_withdrawn(env: Any) -> Non
     await h.slash(
         "challenge", {"opponent": BOB, "game": "connect4"}, user=ALICE, expect_response=False
     )
-    assert await bot.lobby.store.pending_challenges() == []  # it does not count against alice
+    assert await bot.lobby.store.challenges.pending() == []  # it does not count against alice

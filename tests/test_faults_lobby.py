@@ -72,10 +72,10 @@ async def test_a_move_and_its_forced_pass_commit_together_or_not_at_all(lobby: L
     faults.reset("fail:write:commit_step:1:full")  # the disk is full at that commit
     with pytest.raises(FullError):
         await lobby.play(snap.id, mover, word)
-    stored = await lobby.store.get_match(snap.id)
+    stored = await lobby.store.matches.get(snap.id)
     assert stored is not None and stored.ply == before  # neither the move nor the pass
     snap = await lobby.play(snap.id, mover, word)  # the retry stores both, in one commit
-    rows = await lobby.store.moves(snap.id)
+    rows = await lobby.store.matches.moves(snap.id)
     assert [r.move for r in rows[before:]] == [word, "pass"]
     assert rows[before].created_at == rows[before + 1].created_at
     assert snap.match.turn_deadline is not None  # the player after the pass has a clock
@@ -88,7 +88,7 @@ async def test_the_last_move_and_the_finish_with_ratings_are_one_commit(lobby: L
     faults.reset("fail:write:commit_step:1:error")
     with pytest.raises(TransientError):
         await lobby.play(snap.id, ALICE, "1")
-    stored = await lobby.store.get_match(snap.id)
+    stored = await lobby.store.matches.get(snap.id)
     assert stored is not None and stored.status == "live" and stored.ply == 6
     assert await lobby.leaderboard("connect4") == []
     snap = await lobby.play(snap.id, ALICE, "1")
@@ -103,12 +103,12 @@ async def test_resume_mends_a_match_left_before_its_forced_pass(
     snap, word = await _up_to_the_pass(lob)
     mover = snap.seats[snap.state.to_move()].player.id
     # An older version stored the move and died before the pass: only `pass` is legal now.
-    await lob.store.append_move(snap.id, snap.match.ply, word, mover, turn_deadline=None)
+    await lob.store.matches.append_move(snap.id, snap.match.ply, word, mover, turn_deadline=None)
     await shut(lob)
     lob = await open_lobby(db, pool, clock)
     try:
         [live] = await lob.resume()
-        assert [r.move for r in await lob.store.moves(live.id)][-1] == "pass"
+        assert [r.move for r in await lob.store.matches.moves(live.id)][-1] == "pass"
         assert live.live and live.match.turn_deadline is not None
         assert not live.seat_to_move.is_agent and live.state.legal_moves() != []
     finally:
@@ -162,7 +162,7 @@ async def _corrupt_one(lobby: Lobby) -> tuple[int, int]:
     good = await lobby.start_pvp(ALICE, BOB, "connect4")
     good = await lobby.play(good.id, ALICE, "4")
     alice = bad.seats[0].player.id
-    await lobby.store.append_move(bad.id, 0, "9", alice)  # no column 9 on this board
+    await lobby.store.matches.append_move(bad.id, 0, "9", alice)  # no column 9 on this board
     return bad.id, good.id
 
 
@@ -177,12 +177,12 @@ async def test_one_bad_match_cannot_stop_the_others_at_resume_or_in_the_clock(
     try:
         live = await lob.resume()
         assert [s.id for s in live] == [good]
-        assert bad in await lob.store.set_aside_matches()
+        assert bad in await lob.store.matches.set_aside_reasons()
         assert f"match {bad} set aside" in caplog.text
         clock.now += 120
         ended = await lob.expire_turns()
         assert [s.id for s in ended] == [good]  # the good match's clock still runs
-        assert await lob.store.expired_turn_ids(clock.now) == []  # the bad one is set aside
+        assert await lob.store.matches.expired_turn_ids(clock.now) == []  # the bad one is set aside
     finally:
         await shut(lob)
 
@@ -195,7 +195,7 @@ async def test_a_corrupt_match_in_the_clock_tick_is_set_aside_and_the_tick_goes_
     clock.now += 601
     ended = await lobby.expire_turns()
     assert [s.id for s in ended] == [good]
-    assert bad in await lobby.store.set_aside_matches()
+    assert bad in await lobby.store.matches.set_aside_reasons()
 
 
 async def test_a_hung_or_crashed_agent_is_replaced_by_the_level_below(
@@ -214,7 +214,7 @@ async def test_a_hung_or_crashed_agent_is_replaced_by_the_level_below(
     snap = await lobby.start_pve(ALICE, "connect4", "expert", "bot")
     snap = await lobby.advance(snap.id)
     assert snap.match.ply == 1 and snap.match.rated
-    [row] = await lobby.store.moves(snap.id)
+    [row] = await lobby.store.matches.moves(snap.id)
     assert row.fallback == "hard"  # recorded with the move
     assert asked[0] == "perfect" and len(asked) == 2
 
@@ -228,7 +228,7 @@ async def test_when_every_job_fails_the_bot_computes_an_easy_move_itself(
     monkeypatch.setattr(lobby.pool, "choose", crashing)
     snap = await lobby.start_pve(ALICE, "othello", "hard", "bot")
     snap = await lobby.advance(snap.id)
-    [row] = await lobby.store.moves(snap.id)
+    [row] = await lobby.store.matches.moves(snap.id)
     assert row.fallback is not None and row.fallback.startswith("easy")
     # not a random move: the easy level maximises discs flipped
     assert snap.live and not snap.seat_to_move.is_agent
@@ -249,7 +249,7 @@ async def test_the_clock_tick_restarts_an_agent_turn_that_died(lobby: Lobby) -> 
     snap = await lobby.start_pve(ALICE, "connect4", "easy", "bot")
     await asyncio.sleep(0.3)
     assert not lobby.turn_running(snap.id)  # the turn died on the full disk
-    stored = await lobby.store.get_match(snap.id)
+    stored = await lobby.store.matches.get(snap.id)
     assert stored is not None and stored.ply == 0
     await lobby.tick()
     snap = await lobby.advance(snap.id)
@@ -265,20 +265,20 @@ async def test_learning_survives_a_kill_and_happens_once(
     lob.learning._closing = True  # the process dies before any learning is applied
     snap = await lob.start_pve(ALICE, "connect4", KIND, "me")
     await lob.resign(snap.id, ALICE)
-    assert len(await lob.store.outbox_pending()) == 1  # written with the finish
+    assert len(await lob.store.outbox.pending()) == 1  # written with the finish
     await lob.store.close()
     lob = await open_lobby(db, pool, clock)
     try:
         await lob.resume()
         await lob.learning.drain()
-        info = await lob.store.memory_info(KIND, "default")
+        info = await lob.store.memory.info(KIND, "default")
         assert info is not None and info.games_trained == 1
-        assert await lob.store.outbox_pending() == []
+        assert await lob.store.outbox.pending() == []
         # applying the same outbox row again writes nothing (exactly once)
         assert not await lob.learning.learn_match(
             "connect4", "7x6k4", snap.id, [(1, AgentSpec(KIND))], "1", outbox_id=1
         )
-        info = await lob.store.memory_info(KIND, "default")
+        info = await lob.store.memory.info(KIND, "default")
         assert info is not None and info.games_trained == 1
     finally:
         await shut(lob)
@@ -305,8 +305,8 @@ async def test_training_and_match_learning_never_overwrite_each_other(
     progress = await lobby.train("connect4", KIND, 30, seed=1).wait()
     await lobby.learning.drain()
     assert progress.error is None and finished.is_set()
-    info = await lobby.store.memory_info(KIND, "default")
-    games = await lobby.store.memory_get_one(KIND, "default", b"games")
+    info = await lobby.store.memory.info(KIND, "default")
+    games = await lobby.store.memory.get_one(KIND, "default", b"games")
     assert info is not None and info.games_trained == 31  # 30 trained + 1 match
     # 2 per self-play game (both seats learn) + 1 for the match: no write overwrote another's
     assert games is not None and int(games) == 61
@@ -322,12 +322,12 @@ async def test_a_busy_database_in_the_clock_postpones_only_that_part(
     clock.now += 700  # both the challenge and alice's clock are due
     faults.reset("fail:write:expire_challenges:1:locked")
     await lobby.tick()
-    stored = await lobby.store.get_match(snap.id)
+    stored = await lobby.store.matches.get(snap.id)
     assert stored is not None and stored.termination == "time"  # the rest of the tick ran
-    assert (await lobby.store.get_challenge(challenge.id)).status == "pending"  # type: ignore[union-attr]
+    assert (await lobby.store.challenges.get(challenge.id)).status == "pending"  # type: ignore[union-attr]
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     await lobby.tick()  # the next pass does it
-    assert (await lobby.store.get_challenge(challenge.id)).status == "expired"  # type: ignore[union-attr]
+    assert (await lobby.store.challenges.get(challenge.id)).status == "expired"  # type: ignore[union-attr]
 
 
 async def test_a_busy_database_at_a_restart_is_retried_not_blamed_on_the_match(
@@ -345,7 +345,7 @@ async def test_a_busy_database_at_a_restart_is_retried_not_blamed_on_the_match(
         faults.reset("fail:write:set_turn_deadline:1:locked,fail:write:set_turn_deadline:2:full")
         [live] = await lob.resume()
         assert live.match.turn_deadline == clock.now + 30  # the grace, on the third try
-        assert await lob.store.set_aside_matches() == {}
+        assert await lob.store.matches.set_aside_reasons() == {}
     finally:
         await shut(lob)
 

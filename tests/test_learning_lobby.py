@@ -37,7 +37,7 @@ class Spy:
         self.decisions: list[Decision] = []
         self.puts: list[tuple[str, str, dict[bytes, bytes], int]] = []
         choose: Any = lobby.pool.choose
-        apply = lobby.store.memory_apply
+        apply = lobby.store.memory.apply
 
         async def spy_choose(*args: Any, memory: Any = None, **kw: Any) -> Decision:
             self.memories.append(None if memory is None else dict(memory))
@@ -52,7 +52,7 @@ class Spy:
             return done
 
         lobby.pool.choose = spy_choose  # type: ignore[method-assign]
-        lobby.store.memory_apply = spy_apply  # type: ignore[method-assign]
+        lobby.store.memory.apply = spy_apply  # type: ignore[method-assign]
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ async def play_out(lobby: Lobby, match_id: int, person: Person = ALICE) -> Any:
 
 async def test_a_match_against_a_learning_agent_is_learned_in_one_write(lobby: Lobby) -> None:
     spy = Spy(lobby)
-    await lobby.store.memory_put(KIND, "default", [(b"prefer", b"3")])
+    await lobby.store.memory.put(KIND, "default", [(b"prefer", b"3")])
     spy.puts.clear()
     snap = await lobby.start_pve(ALICE, "connect4", KIND, "bot")
     snap = await play_out(lobby, snap.id)
@@ -96,7 +96,7 @@ async def test_a_match_against_a_learning_agent_is_learned_in_one_write(lobby: L
     assert rows[b"games"] == b"1"
     assert rows[b"score"] == {"0": b"2", "draw": b"1", "1": b"0"}[snap.match.result]
     assert sum(k.startswith(b"seen:") for k in rows) == len(bot_states)
-    info = await lobby.store.memory_info(KIND, "default")
+    info = await lobby.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 1
     # a second game sees the first one's rows: positions met again are sent with their counts
     spy.memories.clear()
@@ -104,7 +104,7 @@ async def test_a_match_against_a_learning_agent_is_learned_in_one_write(lobby: L
     await play_out(lobby, snap.id)
     first = spy.memories[0]
     assert first is not None and first[pos_key(bot_states[0])] == b"1"
-    assert (await lobby.store.memory_get_one(KIND, "default", b"games")) == b"2"
+    assert (await lobby.store.memory.get_one(KIND, "default", b"games")) == b"2"
 
 
 async def test_non_learning_agents_get_no_memory(lobby: Lobby) -> None:
@@ -112,14 +112,14 @@ async def test_non_learning_agents_get_no_memory(lobby: Lobby) -> None:
     snap = await lobby.start_pve(ALICE, "connect4", "random", "bot")
     await play_out(lobby, snap.id)
     assert spy.memories and all(m is None for m in spy.memories)
-    assert spy.puts == [] and await lobby.store.memory_list() == []
+    assert spy.puts == [] and await lobby.store.memory.infos() == []
 
 
 async def test_named_memories_are_separate(lobby: Lobby) -> None:
     snap = await lobby.start_pve(ALICE, "connect4", f"{KIND}:memory=other", "me")
     await lobby.resign(snap.id, ALICE)
     await lobby.learning.drain()
-    assert [(m.name, m.games_trained) for m in await lobby.store.memory_list(KIND)] == [
+    assert [(m.name, m.games_trained) for m in await lobby.store.memory.infos(KIND)] == [
         ("other", 1)
     ]
 
@@ -150,7 +150,7 @@ async def test_resign_and_time_are_learned_abandon_and_stop_are_not(
     await lobby.stop(eve.id)
     await lobby.learning.drain()
     assert len(spy.puts) == 2
-    info = await lobby.store.memory_info(KIND, "default")
+    info = await lobby.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 2
 
 
@@ -173,11 +173,11 @@ async def test_a_crash_in_learn_is_logged_and_the_match_still_ends(
     assert not snap.live and snap.match.status == "finished"
     assert lobby.learning.failures == 1
     assert any("learning failed" in r.getMessage() for r in caplog.records)
-    assert await lobby.store.memory_list(KIND) == []
+    assert await lobby.store.memory.infos(KIND) == []
     # and the lobby goes on: the next match plays and learns normally
     snap = await lobby.start_pve(ALICE, "connect4", KIND, "bot")
     await play_out(lobby, snap.id)
-    assert (await lobby.store.memory_get_one(KIND, "default", b"games")) == b"1"
+    assert (await lobby.store.memory.get_one(KIND, "default", b"games")) == b"1"
 
 
 async def test_a_restarted_lobby_sees_the_learned_rows(
@@ -203,7 +203,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
         snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
         await play_out(lob, snap.id)
         assert spy.memories[0] == {first_pos: b"1"}
-        assert (await store.memory_get_one(KIND, "default", first_pos)) == b"2"
+        assert (await store.memory.get_one(KIND, "default", first_pos)) == b"2"
     finally:
         await lob.close()
         await store.close()
@@ -212,15 +212,15 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
 async def test_big_memories_load_key_by_key(lobby: Lobby) -> None:
     hub = lobby.learning
     hub.full_load_limit = 2
-    await lobby.store.memory_put(KIND, "default", [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])
+    await lobby.store.memory.put(KIND, "default", [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])
     calls: list[bytes] = []
-    get_one = lobby.store.memory_get_one
+    get_one = lobby.store.memory.get_one
 
     async def counting_get_one(kind: str, name: str, key: Any) -> bytes | None:
         calls.append(key)
         return await get_one(kind, name, key)
 
-    lobby.store.memory_get_one = counting_get_one  # type: ignore[method-assign]
+    lobby.store.memory.get_one = counting_get_one  # type: ignore[method-assign]
     assert await hub.rows(KIND, "default", [b"a", b"x"]) == {b"a": b"1"}
     assert await hub.rows(KIND, "default", [b"a", b"x", b"c"]) == {b"a": b"1", b"c": b"3"}
     assert calls == [b"a", b"x", b"c"]  # each key read once, absent keys remembered
@@ -234,7 +234,7 @@ async def test_another_writer_is_noticed(lobby: Lobby) -> None:
     hub.recheck_seconds = 0.0
     assert await hub.rows(KIND, "default", [b"k"]) == {}
     # e.g. `python -m tools train` writing the bot's database from another process
-    await lobby.store.memory_put(KIND, "default", [(b"k", b"v")], games_trained_delta=5)
+    await lobby.store.memory.put(KIND, "default", [(b"k", b"v")], games_trained_delta=5)
     assert await hub.rows(KIND, "default", [b"k"]) == {b"k": b"v"}
 
 
@@ -257,17 +257,17 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
     assert progress.finished and progress.error is None and progress.done == 40
     assert len(spy.puts) == progress.batches >= 2
     assert sum(p[3] for p in spy.puts) == 40
-    info = await lobby.store.memory_info(KIND, "default")
+    info = await lobby.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 40
     # self-play: both seats learned every game
-    assert (await lobby.store.memory_get_one(KIND, "default", b"games")) == b"80"
+    assert (await lobby.store.memory.get_one(KIND, "default", b"games")) == b"80"
     text = progress.text()
     assert "40/40 games" in text and "games/s" in text and "done" in text
     assert lobby.learning.jobs == {}  # the memory may train again
     job = lobby.train("connect4", KIND, 4, opponent="random", seed=2)
     progress = await job.wait()
     assert progress.done == 4 and progress.wins + progress.draws + progress.losses == 4
-    assert (await lobby.store.memory_get_one(KIND, "default", b"games")) == b"84"
+    assert (await lobby.store.memory.get_one(KIND, "default", b"games")) == b"84"
 
 
 def test_training_batch_learns_after_every_game() -> None:
@@ -288,16 +288,16 @@ async def test_memory_reaches_a_worker_process(tmp_path: Path, clock: Clock) -> 
     lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     try:
         await pool.run(register_counting)  # the worker imports tests/counting.py: knows the agent
-        await store.memory_put(KIND, "default", [(b"prefer", b"5")])
+        await store.memory.put(KIND, "default", [(b"prefer", b"5")])
         snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
         snap = await lob.advance(snap.id)
         assert snap.last_move == 5  # chosen in the worker from the row the lobby sent
         await lob.resign(snap.id, ALICE)
         await lob.learning.drain()
-        assert (await store.memory_get_one(KIND, "default", b"games")) == b"1"
+        assert (await store.memory.get_one(KIND, "default", b"games")) == b"1"
         progress = await lob.train("connect4", KIND, 10, seed=4).wait()  # batches in the worker
         assert progress.error is None and progress.done == 10
-        assert (await store.memory_get_one(KIND, "default", b"games")) == b"21"
+        assert (await store.memory.get_one(KIND, "default", b"games")) == b"21"
     finally:
         await lob.close()
         await store.close()
@@ -331,7 +331,7 @@ async def test_the_real_trainer_learns_from_a_match_and_plays_from_its_memory(
     await play_out(lobby, snap.id)
     empty = position_key(mine[0])[0]  # type: ignore[arg-type]
     assert spy.memories[0] == {empty: rows[empty]}
-    info = await lobby.store.memory_info("trainer", "default")
+    info = await lobby.store.memory.info("trainer", "default")
     assert info is not None and info.games_trained == 2
 
 
@@ -340,7 +340,7 @@ async def test_the_real_trainer_trains_in_the_pool(lobby: Lobby) -> None:
     job = lobby.train("connect4", "trainer:memory=t", 30, seed=3)
     progress = await job.wait()
     assert progress.error is None and progress.done == 30
-    info = await lobby.store.memory_info("trainer", "t")
+    info = await lobby.store.memory.info("trainer", "t")
     assert info is not None and info.games_trained == 30 and info.rows > 30
 
 

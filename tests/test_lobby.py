@@ -46,7 +46,7 @@ async def test_person_vs_person_rules_are_enforced(lobby: Lobby) -> None:
     snap = await lobby.play(snap.id, ALICE, "4")
     with pytest.raises(StaleAction):
         await lobby.play(snap.id, BOB, "4", expected_ply=0)
-    assert (await lobby.store.get_match(snap.id)).ply == 1  # type: ignore[union-attr]
+    assert (await lobby.store.matches.get(snap.id)).ply == 1  # type: ignore[union-attr]
     with pytest.raises(BadRequest, match="yourself"):
         await lobby.start_pvp(ALICE, ALICE, "connect4")
 
@@ -60,7 +60,7 @@ async def test_concurrent_clicks_apply_once(lobby: Lobby) -> None:
     ok = [r for r in results if isinstance(r, Snapshot)]
     assert len(ok) == 1
     assert all(isinstance(r, StaleAction | NotYourTurn) for r in results if r not in ok)
-    assert len(await lobby.store.moves(snap.id)) == 1
+    assert len(await lobby.store.matches.moves(snap.id)) == 1
 
 
 async def test_full_column_is_refused_and_changes_nothing(lobby: Lobby) -> None:
@@ -78,14 +78,14 @@ async def test_a_game_against_the_bot_is_stored_and_rated_per_level(lobby: Lobby
         col = next(c for c in (3, 2, 4, 1, 5, 0, 6) if c in snap.state.legal_moves())
         snap = await lobby.play(snap.id, ALICE, col)
         snap = await lobby.advance(snap.id)
-    rows = await lobby.store.moves(snap.id)
+    rows = await lobby.store.matches.moves(snap.id)
     replay = Connect4State.from_moves("".join(r.move for r in rows))
     assert replay.key() == snap.state.key() and replay.is_over()
     board = await lobby.leaderboard("connect4")
     names = {e.player.display_name: e.rating for e in board}
     assert set(names) == {"Alice", "Bot (medium)"}
     assert names["Bot (medium)"].games == 1 and names["Alice"].games == 1
-    agent = await lobby.store.get_player(snap.seats[1].player.id)
+    agent = await lobby.store.players.get(snap.seats[1].player.id)
     assert agent is not None and agent.agent_key == "connect4:medium"
 
 
@@ -127,7 +127,7 @@ async def test_othello_passes_are_played_automatically(lobby: Lobby) -> None:
             continue  # nobody has to click a pass: the lobby plays it for them
         mover = ALICE if snap.state.to_move() == 0 else BOB
         snap = await lobby.play(snap.id, mover, word)
-    assert [r.move for r in await lobby.store.moves(snap.id)] == words
+    assert [r.move for r in await lobby.store.matches.moves(snap.id)] == words
     if snap.live:  # a pass that is not forced is refused
         with pytest.raises(BadMove):
             await lobby.play(snap.id, ALICE if snap.state.to_move() == 0 else BOB, "pass")
@@ -188,12 +188,12 @@ async def test_resume_finishes_a_game_whose_last_move_was_stored_before_a_crash(
         snap = await lob.play(snap.id, ALICE if i % 2 == 0 else BOB, col)
     alice = snap.seats[0].player.id
     # the winning move reaches the database, then the process dies before finishing the match
-    await store.append_move(snap.id, 6, "1", alice, turn_deadline=None)
+    await store.matches.append_move(snap.id, 6, "1", alice, turn_deadline=None)
     await store.close()
     store = await Store.open(db, clock=clock)
     lob = Lobby(store, pool, clock=clock)
     assert await lob.resume() == []
-    match = await store.get_match(snap.id)
+    match = await store.matches.get(snap.id)
     assert match is not None and match.result == "0" and match.termination == "connect"
     await store.close()
 
@@ -212,7 +212,7 @@ async def test_listeners_see_every_committed_change(lobby: Lobby) -> None:
     seen: list[tuple[int, str]] = []
 
     async def listener(snap: Snapshot) -> None:
-        stored = await lobby.store.get_match(snap.id)
+        stored = await lobby.store.matches.get(snap.id)
         assert stored is not None and stored.ply == snap.match.ply  # stored before shown
         seen.append((snap.match.ply, snap.match.status))
 

@@ -48,36 +48,36 @@ async def _fill(path: Path) -> None:
     """A database as a season of play leaves it: finished and live matches with their moves,
     ratings and their history, a challenge, an analysis, the outbox and learned memory."""
     async with Store.open(path) as s:
-        alice = await s.get_or_create_user(111, "alice")
-        bob = await s.get_or_create_user(222, "bob")
-        bot = await s.get_or_create_agent("connect4:medium", "Medium bot")
+        alice = await s.players.get_or_create_user(111, "alice")
+        bob = await s.players.get_or_create_user(222, "bob")
+        bot = await s.players.get_or_create_agent("connect4:medium", "Medium bot")
         for i in range(3):
-            m = await s.create_match("connect4", "pvp", alice.id, bob.id, rated=True, guild_id=7)
+            m = await s.matches.create("connect4", "pvp", alice.id, bob.id, rated=True, guild_id=7)
             for ply, move in enumerate("4453"):
-                await s.append_move(m.id, ply, move, (alice, bob)[ply % 2].id, think_ms=ply)
+                await s.matches.append_move(m.id, ply, move, (alice, bob)[ply % 2].id, think_ms=ply)
             ratings = [
                 Rating(alice.id, "connect4", 26.0 + i, 8.0 - i / 3, i + 1, i + 1, 0, 0),
                 Rating(bob.id, "connect4", 24.0 - i, 8.0 - i / 3, i + 1, 0, 0, i + 1),
             ]
-            await s.commit_step(
+            await s.matches.commit_step(
                 m.id,
                 4,
                 [NewMove("3", alice.id, 12, None)],
                 finish=Finish("finished", "0", "connect", ratings),
                 outbox=[("learn", {"match": m.id})],
             )
-        live = await s.create_match("othello", "pve", bot.id, alice.id, options={"level": 3})
-        await s.append_move(live.id, 0, "f5", bot.id)
-        challenge = await s.create_challenge("connect4", alice.id, bob.id, 1e12)
-        await s.close_challenge(challenge.id, "declined")
-        await s.put_analysis(1, 1, {"moves": [{"ply": 0, "verdict": "best"}]})
-        await s.set_aside(live.id, "test")
+        live = await s.matches.create("othello", "pve", bot.id, alice.id, options={"level": 3})
+        await s.matches.append_move(live.id, 0, "f5", bot.id)
+        challenge = await s.challenges.add("connect4", alice.id, bob.id, 1e12)
+        await s.challenges.close(challenge.id, "declined")
+        await s.analyses.put(1, 1, {"moves": [{"ply": 0, "verdict": "best"}]})
+        await s.matches.set_aside(live.id, "test")
         items: list[tuple[bytes | str, bytes]] = [
             (i.to_bytes(4, "little"), hashlib.sha256(bytes([i % 256])).digest())
             for i in range(3000)
         ]
-        await s.memory_put("qlearn", "c4", items, games_trained_delta=3, meta={"eps": 0.1})
-        await s.memory_apply([MemoryWrite("mcts", "oth", {b"k": b"\x00\xff"}, 2, "wins")])
+        await s.memory.put("qlearn", "c4", items, games_trained_delta=3, meta={"eps": 0.1})
+        await s.memory.apply([MemoryWrite("mcts", "oth", {b"k": b"\x00\xff"}, 2, "wins")])
 
 
 def _sqlite_counts(path: Path) -> dict[str, int]:
@@ -112,25 +112,27 @@ async def test_a_sqlite_database_is_copied_whole_and_verified(
 
     # The copy is the same data as the store reads it, and the bot carries on from it.
     async with Store.open(path) as lite, Store.open(url) as pg:
-        alice = await lite.find_user(111)
-        assert alice is not None and await pg.find_user(111) == alice
-        assert await pg.history(alice.id) == await lite.history(alice.id)
-        assert await pg.leaderboard("connect4") == await lite.leaderboard("connect4")
-        assert await pg.rating_history(alice.id) == await lite.rating_history(alice.id)
-        assert await pg.moves(1) == await lite.moves(1)
-        assert await pg.live_matches() == await lite.live_matches() == []  # set aside
-        assert await pg.set_aside_matches() == await lite.set_aside_matches()
-        assert await pg.outbox_pending() == await lite.outbox_pending()
-        assert await pg.get_analysis(1, 1) == await lite.get_analysis(1, 1)
-        assert await pg.memory_get("qlearn", "c4") == await lite.memory_get("qlearn", "c4")
-        assert await pg.memory_list() == await lite.memory_list()
-        assert await pg.last_challenge_between(1, 2) == await lite.last_challenge_between(1, 2)
-        carol = await pg.get_or_create_user(333, "carol")  # new ids follow the copied ones
+        alice = await lite.players.find_user(111)
+        assert alice is not None and await pg.players.find_user(111) == alice
+        assert await pg.matches.history(alice.id) == await lite.matches.history(alice.id)
+        assert await pg.ratings.leaderboard("connect4") == await lite.ratings.leaderboard(
+            "connect4"
+        )
+        assert await pg.ratings.history(alice.id) == await lite.ratings.history(alice.id)
+        assert await pg.matches.moves(1) == await lite.matches.moves(1)
+        assert await pg.matches.live() == await lite.matches.live() == []  # set aside
+        assert await pg.matches.set_aside_reasons() == await lite.matches.set_aside_reasons()
+        assert await pg.outbox.pending() == await lite.outbox.pending()
+        assert await pg.analyses.get(1, 1) == await lite.analyses.get(1, 1)
+        assert await pg.memory.get("qlearn", "c4") == await lite.memory.get("qlearn", "c4")
+        assert await pg.memory.infos() == await lite.memory.infos()
+        assert await pg.challenges.last_between(1, 2) == await lite.challenges.last_between(1, 2)
+        carol = await pg.players.get_or_create_user(333, "carol")  # new ids follow the copied ones
         assert carol.id == 4
-        m = await pg.create_match("connect4", "pvp", carol.id, alice.id)
+        m = await pg.matches.create("connect4", "pvp", carol.id, alice.id)
         assert m.id == 5
         with pytest.raises(RefusedError, match=r"matches\.ply"):  # trigger back on
-            async with pg._write("test") as conn:
+            async with pg.connection.write("test") as conn:
                 await conn.execute(
                     "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
                     " VALUES (?, 3, 'a', ?, 0)",
@@ -150,7 +152,7 @@ async def test_a_target_the_bot_already_uses_is_refused(
     await _fill(path)
     url = await pg_server.fresh_database()
     async with Store.open(url) as pg:
-        await pg.get_or_create_local("someone")
+        await pg.players.get_or_create_local("someone")
     one_line(migrate(f"sqlite:{path}", url), 1, "is not empty", "players: 1")
     one_line(migrate(f"sqlite:{tmp_path / 'none.db'}", url), 1, "no SQLite database at")
     assert not (tmp_path / "none.db").exists()

@@ -90,7 +90,7 @@ async def test_the_lobby_draws_a_finished_match_and_refuses_others(lobby: Lobby)
         await lobby.replay(10**12, ANN)
     with pytest.raises(BadRequest, match="no finished match"):
         await lobby.replay(None, Person("local", "new", "new"))
-    assert await lobby.store.find_local("new") is None  # asking creates no player
+    assert await lobby.store.players.find_local("new") is None  # asking creates no player
 
 
 async def test_the_console_writes_the_files(

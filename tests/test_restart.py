@@ -50,8 +50,8 @@ async def test_a_match_continues_in_a_new_process(tmp_path: Path, store_target: 
     assert "you 🔴 plays 1" in second
     store = await Store.open(db)
     try:
-        [match] = await store.live_matches()
-        moves = [m.move for m in await store.moves(match.id)]
+        [match] = await store.matches.live()
+        moves = [m.move for m in await store.matches.moves(match.id)]
         assert moves[0] == "4" and moves[2] == "1" and len(moves) == 4  # the bot replied again
     finally:
         await store.close()

@@ -81,17 +81,17 @@ async def test_the_store_finds_exactly_the_guilds_discord_sends_to_a_shard(
 ) -> None:
     path = tmp_path_factory.mktemp("s") / "s.db"
     async with Store.open(path) as store:
-        a = await store.get_or_create_user(1, "a")
-        b = await store.get_or_create_user(2, "b")
+        a = await store.players.get_or_create_user(1, "a")
+        b = await store.players.get_or_create_user(2, "b")
         ids = {}
         for g in guilds:
-            m = await store.create_match("connect4", "pvp", a.id, b.id, guild_id=g)
+            m = await store.matches.create("connect4", "pvp", a.id, b.id, guild_id=g)
             ids[m.id] = g
         for shard in range(count):
             store.shards = Shards(count, frozenset({shard}))
             # Discord's rule (discord.Guild.shard_id), direct messages on shard 0.
             want = [m for m, g in ids.items() if (0 if g is None else (g >> 22) % count) == shard]
-            assert await store.live_match_ids() == want
+            assert await store.matches.live_ids() == want
 
 
 def test_the_guard_allows_disjoint_shard_sets_and_refuses_overlaps(tmp_path: Path) -> None:
@@ -244,20 +244,20 @@ async def test_a_lease_has_one_holder_until_it_lapses_or_is_dropped(
     store_target: str, clock: Clock
 ) -> None:
     async with Store.open(store_target, clock=clock) as store:
-        assert await store.take_lease("learning", "a", 30)
-        assert not await store.take_lease("learning", "b", 30)
+        assert await store.leases.take("learning", "a", 30)
+        assert not await store.leases.take("learning", "b", 30)
         clock.now += 20
-        assert await store.take_lease("learning", "a", 30)  # renewed: 30 s from now
+        assert await store.leases.take("learning", "a", 30)  # renewed: 30 s from now
         clock.now += 20
-        assert not await store.take_lease("learning", "b", 30)
-        assert await store.lease_holder("learning") == "a"
+        assert not await store.leases.take("learning", "b", 30)
+        assert await store.leases.holder("learning") == "a"
         clock.now += 11  # a stopped renewing (killed): the lease lapses
-        assert await store.lease_holder("learning") is None
-        assert await store.take_lease("learning", "b", 30)
-        await store.drop_lease("learning", "a")  # not a's any more: nothing happens
-        assert await store.lease_holder("learning") == "b"
-        await store.drop_lease("learning", "b")
-        assert await store.take_lease("learning", "a", 30)
+        assert await store.leases.holder("learning") is None
+        assert await store.leases.take("learning", "b", 30)
+        await store.leases.drop("learning", "a")  # not a's any more: nothing happens
+        assert await store.leases.holder("learning") == "b"
+        await store.leases.drop("learning", "b")
+        assert await store.leases.take("learning", "a", 30)
 
 
 @pytest.mark.usefixtures("counting")
@@ -289,17 +289,17 @@ async def test_one_shard_process_learns_and_trains_for_all(
                 snap = await lobby.play(snap.id, person, snap.state.legal_moves()[-1])
         await lobby.learning.drain()
     assert first.learning.learned == 1 and second.learning.learned == 0  # its row waits
-    assert len(await second.store.outbox_pending("learn")) == 1
+    assert len(await second.store.outbox.pending("learn")) == 1
     with pytest.raises(BadRequest, match="another bot process"):
         second.train("connect4", KIND, 10, seed=1)
     await first.tick()  # the holder's clock applies what the other process left
     await first.learning.drain()
     assert first.learning.learned == 2 and second.learning.learned == 0
-    info = await first.store.memory_info(KIND, "default")
+    info = await first.store.memory.info(KIND, "default")
     assert (
         info is not None
         and info.games_trained == 2
-        and not await first.store.outbox_pending("learn")
+        and not await first.store.outbox.pending("learn")
     )
     progress = await first.train("connect4", KIND, 10, seed=1).wait()
     assert progress.done == 10 and progress.error is None
@@ -308,7 +308,7 @@ async def test_one_shard_process_learns_and_trains_for_all(
     await second.learning.drain()
     progress = await second.train("connect4", KIND, 10, seed=2).wait()
     assert progress.done == 10 and progress.error is None
-    info = await second.store.memory_info(KIND, "default")
+    info = await second.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 22
     await _close(second)
 
@@ -367,7 +367,7 @@ def _until_ready(proc: subprocess.Popen[str]) -> int | None:
 
 async def _ply(target: str, match_id: int) -> int:
     async with Store.open(target) as store:
-        match = await store.get_match(match_id)
+        match = await store.matches.get(match_id)
         assert match is not None
         return match.ply
 

@@ -54,12 +54,12 @@ async def impatient(store_target: str, monkeypatch: pytest.MonkeyPatch) -> Async
 async def test_a_busy_database_is_transient_on_both(impatient: Store, store_target: str) -> None:
     async with another_process_writing(store_target):
         with pytest.raises(TransientError) as raised:
-            await impatient.get_or_create_local("alice")
+            await impatient.players.get_or_create_local("alice")
     assert not isinstance(raised.value, FullError)  # busy is not full
     assert isinstance(raised.value.__cause__, Exception)  # the driver's own error
     word = "lock" if postgres(store_target) else "database is locked"
     assert word in str(raised.value)
-    assert (await impatient.get_or_create_local("alice")).display_name == "alice"  # retried
+    assert (await impatient.players.get_or_create_local("alice")).display_name == "alice"  # retried
 
 
 async def test_a_full_database_is_full_on_both(store: Store, store_target: str) -> None:
@@ -67,7 +67,7 @@ async def test_a_full_database_is_full_on_both(store: Store, store_target: str) 
     (a real full disk is not something a test can make)."""
     if postgres(store_target):
         with pytest.raises(FullError, match="temp_file_limit") as raised:
-            async with store._write("test") as conn:
+            async with store.connection.write("test") as conn:
                 await conn.execute("SET LOCAL temp_file_limit = '64kB'")
                 await conn.execute("SET LOCAL work_mem = '64kB'")
                 await conn.fetch("SELECT g FROM generate_series(1, 100000) g ORDER BY g DESC")
@@ -76,40 +76,42 @@ async def test_a_full_database_is_full_on_both(store: Store, store_target: str) 
         [(pages,)] = list(await sqlite_conn.execute_fetchall("PRAGMA page_count"))
         await sqlite_conn.execute(f"PRAGMA max_page_count = {int(pages) + 2}")
         with pytest.raises(FullError, match="database or disk is full") as raised:
-            await store.memory_put("qlearn", "c4", [(b"k", bytes(1_000_000))])
+            await store.memory.put("qlearn", "c4", [(b"k", bytes(1_000_000))])
         await sqlite_conn.execute("PRAGMA max_page_count = 1073741823")
     assert isinstance(raised.value, TransientError)  # a retry mends it once there is room
     assert isinstance(raised.value.__cause__, Exception)
-    assert await store.memory_put("qlearn", "c4", [(b"k", b"v")]) == 1  # room again
+    assert await store.memory.put("qlearn", "c4", [(b"k", b"v")]) == 1  # room again
 
 
 async def test_a_broken_constraint_is_refused_on_both(store: Store) -> None:
-    alice = await store.get_or_create_local("alice")
+    alice = await store.players.get_or_create_local("alice")
     with pytest.raises(RefusedError, match=r"(?i)foreign key") as raised:
-        await store.create_challenge("connect4", alice.id, 99999, expires_at=1e12)
+        await store.challenges.add("connect4", alice.id, 99999, expires_at=1e12)
     assert not isinstance(raised.value, TransientError)  # a retry fails the same way
     assert isinstance(raised.value.__cause__, Exception)
-    m = await store.create_match(
-        "connect4", "pvp", alice.id, (await store.get_or_create_local("bob")).id
+    m = await store.matches.create(
+        "connect4", "pvp", alice.id, (await store.players.get_or_create_local("bob")).id
     )
     with pytest.raises(RefusedError, match=r"matches\.ply"):  # the moves' trigger
-        async with store._write("test") as conn:
+        async with store.connection.write("test") as conn:
             await conn.execute(
                 "INSERT INTO moves (match_id, ply, move, player_id, created_at)"
                 " VALUES (?, 5, 'a', ?, 0)",
                 (m.id, alice.id),
             )
-    assert await store.pending_challenges() == []  # nothing of either was kept
+    assert await store.challenges.pending() == []  # nothing of either was kept
 
 
 async def test_a_corrupt_row_is_corrupt_on_both(store: Store) -> None:
-    alice = await store.get_or_create_local("alice")
-    bob = await store.get_or_create_local("bob")
-    m = await store.create_match("connect4", "pvp", alice.id, bob.id)
-    async with store._write("test") as conn:  # JSON, as PostgreSQL checks, but not an object
+    alice = await store.players.get_or_create_local("alice")
+    bob = await store.players.get_or_create_local("bob")
+    m = await store.matches.create("connect4", "pvp", alice.id, bob.id)
+    async with store.connection.write(
+        "test"
+    ) as conn:  # JSON, as PostgreSQL checks, but not an object
         await conn.execute("UPDATE matches SET options = '[1]' WHERE id = ?", (m.id,))
     with pytest.raises(CorruptError, match=rf"matches \(id={m.id}\).*options") as raised:
-        await store.get_match(m.id)
+        await store.matches.get(m.id)
     assert isinstance(raised.value, CorruptRowError)
     assert not isinstance(raised.value, BackendError)  # the database is fine; the row is not
 

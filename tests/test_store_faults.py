@@ -28,16 +28,16 @@ async def test_a_write_cancelled_while_waiting_for_the_lock_leaves_no_transactio
     store = await Store.open(store_target)
     try:
         async with another_process_writing(store_target):
-            task = asyncio.ensure_future(store.get_or_create_local("alice"))
+            task = asyncio.ensure_future(store.players.get_or_create_local("alice"))
             await asyncio.sleep(0.2)  # the store now waits for the lock
             assert not task.done()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
         # Every later write works: no transaction was left open on the store's connection.
-        player = await store.get_or_create_local("bob")
+        player = await store.players.get_or_create_local("bob")
         assert player.display_name == "bob"
-        assert (await store.get_or_create_local("alice")).display_name == "alice"
+        assert (await store.players.get_or_create_local("alice")).display_name == "alice"
     finally:
         await store.close()
 
@@ -55,16 +55,16 @@ async def test_an_injected_write_failure_rolls_back_its_whole_step(
 ) -> None:
     store = await Store.open(store_target)
     try:
-        alice = await store.get_or_create_user(1, "alice")
-        bob = await store.get_or_create_user(2, "bob")
-        m = await store.create_match("connect4", "pvp", alice.id, bob.id, rated=True)
+        alice = await store.players.get_or_create_user(1, "alice")
+        bob = await store.players.get_or_create_user(2, "bob")
+        m = await store.matches.create("connect4", "pvp", alice.id, bob.id, rated=True)
         ratings = [
             Rating(alice.id, "connect4", 27.0, 8.0, 1, 1, 0, 0),
             Rating(bob.id, "connect4", 23.0, 8.0, 1, 0, 0, 1),
         ]
 
         def step() -> Awaitable[object]:
-            return store.commit_step(
+            return store.matches.commit_step(
                 m.id,
                 0,
                 [NewMove("d", alice.id)],
@@ -77,15 +77,15 @@ async def test_an_injected_write_failure_rolls_back_its_whole_step(
         with pytest.raises(error, match=text) as raised:
             await step()
         assert isinstance(raised.value, FullError) == (kind == "full")  # busy is not full
-        got = await store.get_match(m.id)
+        got = await store.matches.get(m.id)
         assert got is not None and (got.status, got.ply) == ("live", 0)
-        assert await store.moves(m.id) == []
-        assert await store.outbox_pending() == []
-        assert await store.player_stats(alice.id) == []
+        assert await store.matches.moves(m.id) == []
+        assert await store.outbox.pending() == []
+        assert await store.ratings.player_stats(alice.id) == []
         done = await step()  # the retry applies all of it, once
         assert (done.status, done.ply) == ("finished", 1)
-        assert len(await store.outbox_pending()) == 1
-        assert [s.rating is not None for s in await store.player_stats(alice.id)] == [True]
+        assert len(await store.outbox.pending()) == 1
+        assert [s.rating is not None for s in await store.ratings.player_stats(alice.id)] == [True]
     finally:
         await store.close()
 
@@ -95,10 +95,10 @@ async def test_the_kth_write_fails_counting_every_write(store_target: str) -> No
     try:
         faults.reset("fail:write:3:full")
         writes: list[Callable[[], Awaitable[object]]] = [
-            lambda: store.get_or_create_local("a"),
-            lambda: store.get_or_create_local("b"),
-            lambda: store.get_or_create_local("c"),
-            lambda: store.get_or_create_local("d"),
+            lambda: store.players.get_or_create_local("a"),
+            lambda: store.players.get_or_create_local("b"),
+            lambda: store.players.get_or_create_local("c"),
+            lambda: store.players.get_or_create_local("d"),
         ]
         outcomes = []
         for write in writes:
@@ -108,6 +108,6 @@ async def test_the_kth_write_fails_counting_every_write(store_target: str) -> No
             except FullError:
                 outcomes.append("failed")
         assert outcomes == ["ok", "ok", "failed", "ok"]
-        assert await store.find_local("c") is None
+        assert await store.players.find_local("c") is None
     finally:
         await store.close()

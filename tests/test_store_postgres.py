@@ -76,28 +76,30 @@ async def test_two_processes_clicking_one_position_apply_it_once(
     two: tuple[Store, Store],
 ) -> None:
     a, b = two
-    alice = await a.get_or_create_user(1, "alice")
-    bob = await a.get_or_create_user(2, "bob")
+    alice = await a.players.get_or_create_user(1, "alice")
+    bob = await a.players.get_or_create_user(2, "bob")
     for _ in range(3):
-        m = await a.create_match("connect4", "pvp", alice.id, bob.id)
+        m = await a.matches.create("connect4", "pvp", alice.id, bob.id)
         results = await asyncio.gather(
-            *(s.append_move(m.id, 0, f"m{i}", alice.id) for i, s in enumerate([a, b] * 5)),
+            *(s.matches.append_move(m.id, 0, f"m{i}", alice.id) for i, s in enumerate([a, b] * 5)),
             return_exceptions=True,
         )
         # The row lock makes the losers wait and then see ply 1; without it they would meet
         # the first move's key instead (an IntegrityError), or apply twice.
         assert results.count(1) == 1, results
         assert all(isinstance(r, StaleMoveError) for r in results if r != 1), results
-        assert len(await b.moves(m.id)) == 1
+        assert len(await b.matches.moves(m.id)) == 1
 
 
 async def test_two_processes_finishing_one_agents_matches_keep_every_rating(
     two: tuple[Store, Store],
 ) -> None:
     a, b = two
-    agent = await a.get_or_create_agent("connect4:medium", "bot")
-    people = [await a.get_or_create_user(100 + i, f"p{i}") for i in range(8)]
-    matches = [await a.create_match("connect4", "pve", p.id, agent.id, rated=True) for p in people]
+    agent = await a.players.get_or_create_agent("connect4:medium", "bot")
+    people = [await a.players.get_or_create_user(100 + i, f"p{i}") for i in range(8)]
+    matches = [
+        await a.matches.create("connect4", "pve", p.id, agent.id, rated=True) for p in people
+    ]
 
     def rate(match: Match, current: Mapping[int, Rating | None]) -> list[Rating]:
         out = []
@@ -112,22 +114,23 @@ async def test_two_processes_finishing_one_agents_matches_keep_every_rating(
 
     await asyncio.gather(
         *(
-            s.commit_step(m.id, None, (), finish=Finish("finished", "1", "connect", rate))
+            s.matches.commit_step(m.id, None, (), finish=Finish("finished", "1", "connect", rate))
             for m, s in zip(matches, [a, b] * 4, strict=True)
         )
     )
     # Each finish read the agent's rating after the one before wrote it: none is lost.
-    stats = {s.game: s for s in await b.player_stats(agent.id)}
+    stats = {s.game: s for s in await b.ratings.player_stats(agent.id)}
     rating = stats["connect4"].rating
     assert rating is not None and (rating.games, rating.wins) == (8, 8)
-    assert [p.games for p in await b.rating_history(agent.id)] == list(range(1, 9))
+    assert [p.games for p in await b.ratings.history(agent.id)] == list(range(1, 9))
 
 
 async def test_two_processes_adding_one_player_make_one(two: tuple[Store, Store]) -> None:
     a, b = two
     for i in range(5):
         players = await asyncio.gather(
-            a.get_or_create_user(500 + i, "carol"), b.get_or_create_user(500 + i, "carol")
+            a.players.get_or_create_user(500 + i, "carol"),
+            b.players.get_or_create_user(500 + i, "carol"),
         )
         assert players[0] == players[1]
 
@@ -137,7 +140,7 @@ async def test_a_lost_connection_is_a_transient_error_and_the_next_call_works(
 ) -> None:
     store = await Store.open(url)
     try:
-        alice = await store.get_or_create_local("alice")
+        alice = await store.players.get_or_create_local("alice")
         admin = await asyncpg.connect(pg_server.admin_url)
         killed = await admin.fetchval(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
@@ -150,7 +153,7 @@ async def test_a_lost_connection_is_a_transient_error_and_the_next_call_works(
         # fails as SQLite's busy or failing does: a TransientError (the lobby retries those).
         for _ in range(3):
             try:
-                assert await store.get_player(alice.id) == alice
+                assert await store.players.get(alice.id) == alice
                 break
             except TransientError:
                 pass
@@ -159,12 +162,12 @@ async def test_a_lost_connection_is_a_transient_error_and_the_next_call_works(
         # Lost in the middle of a transaction: what SQLite raises when busy or failing (the
         # lobby retries it), the transaction's write is gone, and the next call works.
         with pytest.raises(TransientError):
-            async with store._write("test") as conn:
+            async with store.connection.write("test") as conn:
                 await conn.execute(
                     "UPDATE players SET display_name = 'x' WHERE id = ?", (alice.id,)
                 )
                 await conn.fetch("SELECT pg_terminate_backend(pg_backend_pid())")
-        assert await store.get_player(alice.id) == alice
+        assert await store.players.get(alice.id) == alice
     finally:
         await store.close()
 

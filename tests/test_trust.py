@@ -95,7 +95,7 @@ async def test_a_lost_answer_to_a_persons_commit_never_loses_the_other_on_time(
     faults.reset("fail:write:commit_step:1:lost")
     with pytest.raises(TransientError):
         await lobby.play(snap.id, ALICE, "4")  # stored; Alice is told to try again
-    assert (await lobby.store.get_match(snap.id)).ply == 1  # type: ignore[union-attr]
+    assert (await lobby.store.matches.get(snap.id)).ply == 1  # type: ignore[union-attr]
     assert all(s.match.ply == 0 for s in shown)  # Bob's board never showed his turn
     clock.now += 700  # longer than Bob's clock, before the clock's next pass
     await lobby.tick()
@@ -231,7 +231,7 @@ async def test_a_stored_ply_that_disagrees_with_the_moves_is_set_aside_on_load(
     lob = await open_lobby(db, pool, clock)
     try:
         assert await lob.resume() == []
-        reasons = await lob.store.set_aside_matches()
+        reasons = await lob.store.matches.set_aside_reasons()
         assert "ply" in reasons[snap.id] and "says 2 but 4 moves" in reasons[snap.id]
         assert "player 9999 is missing" in reasons[other.id]
         assert "malformed seats" not in reasons[other.id]
@@ -345,7 +345,7 @@ async def test_the_slow_and_lost_write_faults_do_what_they_say(
     assert slept == [db.connection.SLOW_WRITE_SECONDS] and snap.match.ply == 1
     with pytest.raises(TransientError):
         await lobby.play(snap.id, BOB, "4")
-    assert (await lobby.store.get_match(snap.id)).ply == 2  # type: ignore[union-attr]
+    assert (await lobby.store.matches.get(snap.id)).ply == 2  # type: ignore[union-attr]
 
 
 async def test_a_challenge_never_shown_and_withdrawn_costs_no_cooldown(

@@ -50,13 +50,13 @@ class StoreBackend:
         self.path = path
 
     def load(self, kind: str, name: str) -> tuple[dict[bytes, bytes], int]:
-        rows = self._runner.run(self._store.memory_get(kind, name))
-        info = self._runner.run(self._store.memory_info(kind, name))
+        rows = self._runner.run(self._store.memory.get(kind, name))
+        info = self._runner.run(self._store.memory.info(kind, name))
         return dict(rows), 0 if info is None else int(info.games_trained)
 
     def memory_names(self, kind: str) -> list[str]:
         """The names of the stored memories of one agent kind, sorted."""
-        infos = self._runner.run(self._store.memory_list(kind))
+        infos = self._runner.run(self._store.memory.infos(kind))
         return sorted(str(info.name) for info in infos)
 
     def save(
@@ -68,7 +68,7 @@ class StoreBackend:
         meta: Mapping[str, Any] | None,
     ) -> None:
         self._runner.run(
-            self._store.memory_put(
+            self._store.memory.put(
                 kind, name, list(rows.items()), games_trained_delta=games_delta, meta=meta
             )
         )
