@@ -57,6 +57,7 @@ async def set_schema_version(target: str, version: int) -> None:
 
 
 async def people(store: Store) -> tuple[Player, Player, Player]:
+    """Two Discord users and an agent: alice (111), bob (222) and the medium bot."""
     alice = await store.players.get_or_create_user(111, "alice")
     bob = await store.players.get_or_create_user(222, "bob")
     bot = await store.players.get_or_create_agent("connect4:medium", "Medium bot")
@@ -79,10 +80,12 @@ async def finish_match(
 
 
 async def rating_in(store: Store, player_id: int, game: str) -> Rating | None:
+    """The player's rating in `game`, as their stats show it (None: none yet)."""
     return {s.game: s.rating for s in await store.ratings.player_stats(player_id)}.get(game)
 
 
 def bump(old: Rating | None, pid: int, game: str, mu: float, sigma: float, outcome: str) -> Rating:
+    """The rating after one more game ending in `outcome`, with the given mu and sigma."""
     games, wins, draws, losses = (
         (0, 0, 0, 0)
         if old is None
