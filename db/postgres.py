@@ -218,7 +218,8 @@ class PostgresBackend(Backend):
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
-            await pool.close()  # waits for the connections in use to be released
+            with translated():
+                await pool.close()  # waits for the connections in use to be released
 
     @property
     def closed(self) -> bool:

@@ -17,7 +17,7 @@ Concurrency model (why it looks like this):
   (~one fsync per transaction) is why batches (agent memory) are written in a single
   transaction.
 * Every ``sqlite3`` error leaves this module as the store's own (``db.errors``, see
-  :func:`translate`): opening, each transaction and each read are its boundary.
+  :func:`translate`): opening, each transaction, each read and closing are its boundary.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ class SqliteBackend(Backend):
             except sqlite3.Error:  # pragma: no cover - best effort only
                 log.debug("PRAGMA optimize failed", exc_info=True)
             finally:
-                await conn.close()
+                with translated():
+                    await conn.close()
 
     @property
     def closed(self) -> bool:
