@@ -417,6 +417,8 @@ class Driver(Faults, Verdict):
                 start = self.start(what, self.retry)
                 pending.add(asyncio.ensure_future(start))
             unseen = self.deleted | self.removed  # Discord shows nothing there any more
+            if drain:  # boards the bot cannot edit look live for ever: people give up on them
+                unseen |= self.refused
             boards = [
                 b
                 for b in self.boards().values()
