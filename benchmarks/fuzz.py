@@ -189,7 +189,7 @@ class Fuzzer:
         for _ in range(100):
             busy = [
                 t
-                for mid, t in list(self.lobby._turns.items())  # a benchmark may look inside
+                for mid, t in list(self.lobby.turns._turns.items())  # a benchmark may look inside
                 if not t.done() and self._kind(mid) != "eve"
             ]
             if not busy:

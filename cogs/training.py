@@ -24,8 +24,8 @@ from cogs.games import GAME_CHOICES, opponent_choices
 from engine.agents import opponents, registry
 from lobby import present
 from lobby.errors import BadRequest
-from lobby.learning import TrainingJob, TrainingProgress
 from lobby.overview import AgentOverview
+from lobby.training import TrainingJob, TrainingProgress
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot

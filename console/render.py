@@ -11,8 +11,8 @@ from typing import Any
 from engine.games.catalog import game_info
 from lobby import present
 from lobby.core import Snapshot
-from lobby.learning import TrainingProgress
 from lobby.models import MoveRow
+from lobby.training import TrainingProgress
 
 
 def status(snap: Snapshot, now: float) -> str:

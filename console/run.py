@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import replace
 from typing import IO
 
 from console.dispatch import Console
@@ -45,7 +44,7 @@ async def run_console(
     # The console's matches are played at this keyboard: while it is closed nobody can move,
     # so the restart's grace is a full turn (the Discord bot's is shorter: it restarts fast).
     grace = lobby.config.resume_grace
-    lobby.config = replace(lobby.config, resume_grace=max(grace, lobby.config.turn_seconds))
+    lobby.config.resume_grace = max(grace, lobby.config.turn_seconds)
     finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
     stopped = False  # a signal: leave everything live for the next start
     clock: asyncio.Future[None] | None = None
@@ -72,7 +71,7 @@ async def run_console(
         return 0
     finally:
         await _leave(console, finish=finish, stopped=stopped, tasks=(watcher, clock))
-        lobby.config = replace(lobby.config, resume_grace=grace)
+        lobby.config.resume_grace = grace
 
 
 async def _prepare(console: Session, earlier: set[int] | None) -> None:

@@ -15,8 +15,8 @@ from console.values import UsageError
 from lobby import present
 from lobby.core import Lobby, Person, Snapshot
 from lobby.errors import LobbyError
-from lobby.learning import TrainingJob
 from lobby.models import Match
+from lobby.training import TrainingJob
 
 log = logging.getLogger(__name__)
 

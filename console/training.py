@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from console import render
 from console.values import UsageError, game_name
-from lobby.learning import TrainingJob
+from lobby.training import TrainingJob
 
 if TYPE_CHECKING:
     from console.session import Session

@@ -3,22 +3,40 @@ the same transaction), expired by the clock."""
 
 from __future__ import annotations
 
-import logging
 import math
+from collections.abc import Callable
 from typing import Literal
 
 from db import errors as dberr
-from lobby.boundary import boundary, front_end
+from db.store import Store
+from lobby.announce import Announcer
+from lobby.boundary import boundary
 from lobby.errors import BadRequest, ChallengeOver, LimitReached, NotInMatch
 from lobby.models import Challenge
-from lobby.records import Person, Snapshot, Where
-from lobby.turns import Turns
+from lobby.people import People
+from lobby.records import LobbyConfig, Person, Snapshot, Where
+from lobby.starting import Starts, offer_named
 
-log = logging.getLogger(__name__)
 
+class Challenges:
+    """The lobby's challenges. Accepting one starts a match between people: no agent turn to
+    start after it."""
 
-class Challenges(Turns):
-    """The lobby's challenges."""
+    def __init__(
+        self,
+        store: Store,
+        config: LobbyConfig,
+        clock: Callable[[], float],
+        people: People,
+        starts: Starts,
+        announce: Announcer,
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._clock = clock
+        self._people = people
+        self._starts = starts
+        self._announce = announce
 
     @boundary
     async def challenge(
@@ -27,50 +45,50 @@ class Challenges(Turns):
         """A challenge from one person to another, expiring after `challenge_seconds`;
         refused past the limits (pending challenges per person, a pause per pair). The
         challenge keeps the offer's key (a game, or a variant of one)."""
-        game = self._offer(game).key
+        game = offer_named(game).key
         if challenger.kind == opponent.kind and challenger.ident == opponent.ident:
             raise BadRequest("you cannot challenge yourself")
-        now = self.clock()
-        a, b = await self._known(challenger), await self._known(opponent)
+        now = self._clock()
+        a, b = await self._people.known(challenger), await self._people.known(opponent)
         if a is not None and b is not None and challenger.kind == "user":
-            last = await self.store.challenges.last_between(a.id, b.id)
+            last = await self._store.challenges.last_between(a.id, b.id)
             if last is not None and last.status == "withdrawn" and last.message_id is None:
                 last = None  # never shown (its message failed): it asked nobody anything
-            wait = 0.0 if last is None else last.created_at + self.config.challenge_cooldown - now
+            wait = 0.0 if last is None else last.created_at + self._config.challenge_cooldown - now
             if wait > 0:
                 raise LimitReached(
                     f"you challenged {opponent.name} a moment ago: you can challenge them "
                     f"again in {math.ceil(wait)} s"
                 )
-        cap = self.config.max_pending_challenges
+        cap = self._config.max_pending_challenges
         if (
             a is not None
             and cap is not None
             and challenger.kind == "user"
-            and len(await self.store.challenges.pending(challenger_id=a.id)) >= cap
+            and len(await self._store.challenges.pending(challenger_id=a.id)) >= cap
         ):
             raise LimitReached(
                 f"you have {cap} challenges waiting for an answer (the limit): wait until "
                 "one is answered or expires"
             )
-        a, b = await self.player_for(challenger), await self.player_for(opponent)
-        return await self.store.challenges.add(
+        a, b = await self._people.player_for(challenger), await self._people.player_for(opponent)
+        return await self._store.challenges.add(
             game,
             a.id,
             b.id,
-            now + self.config.challenge_seconds,
+            now + self._config.challenge_seconds,
             guild_id=where.guild_id,
             channel_id=where.channel_id,
         )
 
     @boundary
     async def get_challenge(self, challenge_id: int) -> Challenge | None:
-        return await self.store.challenges.get(challenge_id)
+        return await self._store.challenges.get(challenge_id)
 
     @boundary
     async def challenge_shown(self, challenge_id: int, message_id: int) -> None:
         """The message that shows a challenge (its buttons; greyed when it expires)."""
-        await self.store.challenges.set_message(challenge_id, message_id)
+        await self._store.challenges.set_message(challenge_id, message_id)
 
     @boundary
     async def answer_challenge(
@@ -79,50 +97,49 @@ class Challenges(Turns):
         """Accept (the challenged person: the match starts, the challenger moves first),
         decline (the challenged) or withdraw (the challenger); one answer wins, every other
         click is told how it was answered."""
-        found = await self.store.challenges.get(challenge_id)
+        found = await self._store.challenges.get(challenge_id)
         if found is None:
             raise BadRequest("there is no such challenge")
         check_origin_challenge(found, where)
-        player = await self._known(person)
+        player = await self._people.known(person)
         ids = (found.challenger_id, found.opponent_id)
         if player is None or player.id not in ids:
             raise NotInMatch("this challenge is not for you")
         seat = ids.index(player.id)
-        if found.status != "pending" or found.expires_at <= self.clock():
-            raise ChallengeOver(challenge_state(found, self.clock()))
+        if found.status != "pending" or found.expires_at <= self._clock():
+            raise ChallengeOver(challenge_state(found, self._clock()))
         if not accept:
             status: Literal["declined", "withdrawn"] = "withdrawn" if seat == 0 else "declined"
             try:
-                return await self.store.challenges.close(challenge_id, status), None
+                return await self._store.challenges.close(challenge_id, status), None
             except dberr.ChallengeClosedError as exc:
                 raise ChallengeOver(f"this challenge was already {exc.status}") from None
         if seat != 1:
             raise NotInMatch("only the challenged player can accept")
-        challenger = (await self.store.players.get_many([found.challenger_id]))[found.challenger_id]
+        challenger = (await self._store.players.get_many([found.challenger_id]))[
+            found.challenger_id
+        ]
         if challenger.discord_id is not None:
             first = Person("user", challenger.discord_id, challenger.display_name)
         else:
             first = Person("local", str(challenger.local_name), challenger.display_name)
         place = Where(where.guild_id, where.channel_id, where.message_id or found.message_id)
         try:
-            snap = await self.start_pvp(first, person, found.game, place, accepts=challenge_id)
+            snap = await self._starts.start_pvp(
+                first, person, found.game, place, accepts=challenge_id
+            )
         except dberr.ChallengeClosedError as exc:
             raise ChallengeOver(f"this challenge was already {exc.status}") from None
-        answered = await self.store.challenges.get(challenge_id)
+        answered = await self._store.challenges.get(challenge_id)
         assert answered is not None
         return answered, snap
 
     @boundary
     async def expire_challenges(self) -> list[Challenge]:
         """Expire every challenge whose time is up and announce each (greyed out)."""
-        expired = await self.store.challenges.expire(self.clock())
+        expired = await self._store.challenges.expire(self._clock())
         for challenge in expired:
-            for listener in list(self.challenge_listeners):
-                try:
-                    with front_end():
-                        await listener(challenge)
-                except Exception:
-                    log.exception("a challenge listener failed")
+            await self._announce.challenge(challenge)
         return expired
 
 

@@ -12,11 +12,17 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 
 from db import errors as dberr
+from db.store import Store
 from engine.warm import warm_rules
+from lobby.announce import Announcer
 from lobby.boundary import boundary
 from lobby.challenges import Challenges
-from lobby.matches import only_pass, result_of
-from lobby.records import TRANSIENT, Snapshot
+from lobby.matches import Matches, only_pass, result_of
+from lobby.memory import LearningMemory
+from lobby.outbox import Outbox
+from lobby.records import TRANSIENT, LobbyConfig, Snapshot
+from lobby.tasks import Tasks
+from lobby.turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -26,16 +32,58 @@ log = logging.getLogger(__name__)
 GAP_SECONDS = 10.0
 
 
-class Clocks(Challenges):
-    """The lobby's clocks and restarts."""
+class Clocks:
+    """The lobby's clocks and restarts: the clock's pass, the matches failing in it, and where
+    nobody can move now (no person's clock may run out there)."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: LobbyConfig,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
+        *,
+        matches: Matches,
+        turns: Turns,
+        challenges: Challenges,
+        memory: LearningMemory,
+        outbox: Outbox,
+        announce: Announcer,
+        tasks: Tasks,
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._clock = clock
+        self._sleep = sleep
+        self._matches = matches
+        self._turns = turns
+        self._challenges = challenges
+        self._memory = memory  # warmed up at a restart
+        self._outbox = outbox  # kicked at a restart and, among shard processes, by the clock
+        self._announce = announce
+        self._tasks = tasks
+        #: Failures in a row of each match in the clock or at resume (`max_failures`).
+        self._failures: dict[int, int] = {}
+        self._matches.when_ended(self._forget)
+        #: Clock failures already logged (each kind once).
+        self._clock_faults: set[tuple[str, str, str]] = set()
+        #: Where nobody can move now, so no person's clock may run out (`pause_clocks`): None
+        #: while Discord cannot reach the bot, a guild id while that server is out; and where
+        #: the link is back but the grace is not given yet.
+        self._paused: set[int | None] = set()
+        self._grace_owed: set[int | None] = set()
+
+    def _forget(self, match_id: int) -> None:
+        """An ended match's failures go with it."""
+        self._failures.pop(match_id, None)
 
     @boundary
     async def expire_turns(self) -> list[Snapshot]:
         """End every match whose player to move ran out of time (each on its own: one that
         fails is logged, and set aside if it keeps failing)."""
         ended = []
-        now = self.clock()
-        for match_id in await self.store.matches.expired_turn_ids(now):
+        now = self._clock()
+        for match_id in await self._store.matches.expired_turn_ids(now):
             try:
                 snap = await self._expire(match_id, now)
             except Exception as exc:
@@ -43,14 +91,14 @@ class Clocks(Challenges):
                 continue
             if snap is not None:
                 ended.append(snap)
-                await self._emit(snap)
+                await self._announce.match(snap)
         return ended
 
     async def _expire(self, match_id: int, now: float) -> Snapshot | None:
-        if match_id in self._unsure:
+        if self._matches.unsure(match_id):
             return None  # shown first (with a grace), never lost to what nobody saw
-        async with self._lock(match_id):
-            snap = await self.snapshot(match_id)
+        async with self._matches.lock(match_id):
+            snap = await self._matches.snapshot(match_id)
             deadline = snap.match.turn_deadline
             if not snap.live or deadline is None or deadline > now:
                 return None
@@ -61,8 +109,10 @@ class Clocks(Challenges):
             never_moved = snap.match.ply <= loser
             try:
                 if never_moved:
-                    return await self._finish(snap, "abandoned", None, "abandon", snap.match.ply)
-                return await self._finish(
+                    return await self._matches.finish(
+                        snap, "abandoned", None, "abandon", snap.match.ply
+                    )
+                return await self._matches.finish(
                     snap, "finished", result_of(1 - loser), "time", snap.match.ply
                 )
             except (dberr.StaleMoveError, dberr.MatchNotLiveError):
@@ -80,10 +130,10 @@ class Clocks(Challenges):
             ("grace after a gap", self._give_grace_owed),
             ("showing unsure steps", self._show_unsure),
             ("turns", self.expire_turns),
-            ("challenges", self.expire_challenges),
+            ("challenges", self._challenges.expire_challenges),
             ("agent restarts", self._restart_turns),
         ]
-        if self.store.shards.count > 1:
+        if self._store.shards.count > 1:
             # Among shard processes one learns for all (the `learning` lease): the kick keeps
             # its lease and applies what other processes' matches left in the outbox; in the
             # others it finds the lease taken and stops, or takes it if its holder died.
@@ -99,7 +149,7 @@ class Clocks(Challenges):
                 self._part_failed(name, exc)
 
     async def _kick_learning(self) -> None:
-        self.learning.kick()
+        self._outbox.kick()
 
     def _part_failed(self, name: str, exc: Exception) -> None:
         """A clock part failed for a reason a retry may not mend: logged once per kind of
@@ -115,23 +165,23 @@ class Clocks(Challenges):
     async def _show_unsure(self) -> None:
         """Matches whose last step may have been stored though its answer was lost: shown as
         stored (their listeners get the stored state), with a person's grace."""
-        for match_id in list(self._unsure):
-            if self._closing:
+        for match_id in self._matches.unsure_ids():
+            if self._tasks.closing:
                 return
             try:
-                snap = await self._converge(match_id)
+                snap = await self._matches.converge(match_id)
             except Exception as exc:
                 await self._failed(match_id, "showing", exc)
                 continue
-            await self._emit(snap)
-            self._schedule(snap)
+            await self._announce.match(snap)
+            self._turns.schedule(snap)
 
     async def _restart_turns(self) -> None:
-        for match_id in await self.store.matches.agent_turn_ids():
-            if match_id in self._turns or self._closing:
+        for match_id in await self._store.matches.agent_turn_ids():
+            if self._turns.has_turn(match_id) or self._tasks.closing:
                 continue
             try:
-                self._schedule(await self.snapshot(match_id))
+                self._turns.schedule(await self._matches.snapshot(match_id))
             except Exception as exc:
                 await self._failed(match_id, "turn", exc)
 
@@ -149,10 +199,10 @@ class Clocks(Challenges):
         at the first request.
         """
         await asyncio.to_thread(warm_rules)
-        self.spawn(self.learning.warm())
-        self.learning.kick()  # learning a kill left in the outbox
+        self._tasks.spawn(self._memory.warm())
+        self._outbox.kick()  # learning a kill left in the outbox
         out = []
-        for match_id in await self.store.matches.live_ids():
+        for match_id in await self._store.matches.live_ids():
             if only is not None and match_id not in only:
                 continue  # started by this process meanwhile (the console's prompt comes first)
             try:
@@ -160,13 +210,13 @@ class Clocks(Challenges):
             except Exception as exc:
                 await self._failed(match_id, "resume", exc, at_once=True)
                 continue
-            await self._emit(snap)
+            await self._announce.match(snap)
             if snap.live:
                 out.append(snap)
-                self._schedule(snap)
-        for match_id in await self.store.matches.unshown_finals():  # ended, but maybe not shown so
+                self._turns.schedule(snap)
+        for match_id in await self._store.matches.unshown_finals():  # ended, but maybe not shown so
             try:
-                await self._emit(await self.snapshot(match_id))
+                await self._announce.match(await self._matches.snapshot(match_id))
             except Exception as exc:
                 await self._failed(match_id, "resume", exc, at_once=True)
         return out
@@ -177,34 +227,34 @@ class Clocks(Challenges):
         Only a saving: if a busy or full database refuses the note, a restart shows the end
         once more."""
         try:
-            await self.store.matches.final_shown(match_id)
+            await self._store.matches.final_shown(match_id)
         except TRANSIENT as exc:
             log.warning("match %s: cannot note that its end is shown: %s", match_id, exc)
 
     async def _retrying(self, step: Callable[[], Awaitable[Snapshot]]) -> Snapshot:
         """A restart's step, tried again after a busy or full database (briefly: a restart
         that skipped it would leave a person without their grace)."""
-        pause = self.config.store_retry_seconds
-        for attempt in range(self.config.store_retries + 1):
+        pause = self._config.store_retry_seconds
+        for attempt in range(self._config.store_retries + 1):
             try:
                 return await step()
             except TRANSIENT:
-                if attempt == self.config.store_retries:
+                if attempt == self._config.store_retries:
                     raise
-                await self.sleep(pause)
+                await self._sleep(pause)
                 pause *= 2
         raise AssertionError("unreachable")
 
     async def _resume_one(self, match_id: int) -> Snapshot:
-        async with self._lock(match_id):
-            snap = await self.snapshot(match_id)
+        async with self._matches.lock(match_id):
+            snap = await self._matches.snapshot(match_id)
             if snap.state.is_over() or only_pass(snap.state):
                 # Stored by a version that wrote a move, its passes and the finish apart.
-                return await self._commit(snap, [])
-            grace_until = self.clock() + self.config.resume_grace
+                return await self._matches.commit(snap, [])
+            grace_until = self._clock() + self._config.resume_grace
             deadline = snap.match.turn_deadline
             if not snap.seat_to_move.is_agent and (deadline is None or deadline < grace_until):
-                match = await self.store.matches.set_turn_deadline(match_id, grace_until)
+                match = await self._store.matches.set_turn_deadline(match_id, grace_until)
                 snap = replace(snap, match=match)
             return snap
 
@@ -219,12 +269,12 @@ class Clocks(Challenges):
             return
         count = self._failures[match_id] = self._failures.get(match_id, 0) + 1
         corrupt = isinstance(exc, dberr.CorruptRowError | ValueError | KeyError | TypeError)
-        if not (corrupt or at_once or count >= self.config.max_failures):
+        if not (corrupt or at_once or count >= self._config.max_failures):
             log.warning("match %s: %s failed (%d): %s", match_id, where, count, exc)
             return
         log.error("match %s set aside: %s failed: %s", match_id, where, exc, exc_info=exc)
         try:
-            await self.store.matches.set_aside(match_id, f"{where}: {type(exc).__name__}: {exc}")
+            await self._store.matches.set_aside(match_id, f"{where}: {type(exc).__name__}: {exc}")
         except Exception:
             log.exception("cannot set match %s aside", match_id)
         self._failures.pop(match_id, None)
@@ -271,9 +321,9 @@ class Clocks(Challenges):
         """Every live match (of one guild, or all) with a person to move whose clock ends
         within the grace: it now ends a grace from now. A match that fails is left to the
         next pass (the grace stays owed)."""
-        grace_until = self.clock() + self.config.resume_grace
+        grace_until = self._clock() + self._config.resume_grace
         failed: BaseException | None = None
-        for match_id in await self.store.matches.expired_turn_ids(grace_until):
+        for match_id in await self._store.matches.expired_turn_ids(grace_until):
             try:
                 await self._retrying(functools.partial(self._grace_one, match_id, guild_id))
             except Exception as exc:
@@ -283,15 +333,15 @@ class Clocks(Challenges):
             raise failed
 
     async def _grace_one(self, match_id: int, guild_id: int | None) -> Snapshot:
-        async with self._lock(match_id):
-            snap = await self.snapshot(match_id)
+        async with self._matches.lock(match_id):
+            snap = await self._matches.snapshot(match_id)
             if guild_id is not None and snap.match.guild_id != guild_id:
                 return snap
-            grace_until = self.clock() + self.config.resume_grace
+            grace_until = self._clock() + self._config.resume_grace
             deadline = snap.match.turn_deadline
             person_to_move = snap.live and not snap.seat_to_move.is_agent
             if person_to_move and deadline is not None and deadline < grace_until:
-                match = await self.store.matches.set_turn_deadline(match_id, grace_until)
+                match = await self._store.matches.set_turn_deadline(match_id, grace_until)
                 snap = replace(snap, match=match)
             return snap
 
@@ -302,11 +352,11 @@ class Clocks(Challenges):
         """End unrated every live match shown in a guild the bot left, or in a channel that
         was deleted (`unreachable`): nobody can see or play them any more. Each on its own."""
         ended = []
-        for match_id in await self.store.matches.live_ids_in(
+        for match_id in await self._store.matches.live_ids_in(
             guild_id=guild_id, channel_id=channel_id
         ):
             try:
-                snap = await self._retrying(functools.partial(self.abandon, match_id))
+                snap = await self._retrying(functools.partial(self._matches.abandon, match_id))
             except Exception as exc:
                 await self._failed(match_id, "abandon", exc)
                 continue
@@ -326,17 +376,17 @@ class Clocks(Challenges):
         hung) or by the wall clock (it jumped ahead, or the machine slept: the monotonic
         clock stops then), means nobody could move meanwhile. Then no turn ends before every
         person to move has the resume grace, as after a restart."""
-        last = [monotonic(), self.clock()]
+        last = [monotonic(), self._clock()]
 
         def look() -> None:
-            mono, wall = monotonic(), self.clock()
+            mono, wall = monotonic(), self._clock()
             late = max(mono - last[0], wall - last[1]) - interval
             last[:] = [mono, wall]
             if late > gap:
                 log.warning("the clock ran %.0f s late: people to move get a grace", late)
                 self._grace_owed.add(None)
 
-        while not self._closing:
+        while not self._tasks.closing:
             try:
                 await self.tick(look)
             except Exception:  # keep the clock alive; the next tick retries

@@ -8,10 +8,11 @@ import logging
 from dataclasses import dataclass, replace
 
 from db.errors import StoreError
+from db.store import Store
 from engine.analysis import BUDGETS, VERSION, Analysis, analyse
 from engine.hints import Hint, hint
+from lobby.announce import Announcer
 from lobby.boundary import boundary
-from lobby.clocks import Clocks
 from lobby.errors import (
     BadRequest,
     LimitReached,
@@ -20,10 +21,11 @@ from lobby.errors import (
     NotYourTurn,
     StaleAction,
 )
-from lobby.matches import check_origin
-from lobby.pool import JobFailed
+from lobby.matches import Matches, check_origin
+from lobby.people import People
+from lobby.pool import EnginePool, JobFailed
 from lobby.present import result_line
-from lobby.records import TRANSIENT, Person, Snapshot, Where
+from lobby.records import TRANSIENT, LobbyConfig, Person, Snapshot, Where
 from tools.pictures import Replay, final_png, replay_gif
 
 log = logging.getLogger(__name__)
@@ -49,13 +51,30 @@ class AnalysisReport:
     stored: bool  # it was computed before (the answer came at once)
 
 
-class Coach(Clocks):
+class Coach:
     """Hints, replays and analyses, over the life of matches."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __init__(
+        self,
+        store: Store,
+        pool: EnginePool,
+        config: LobbyConfig,
+        people: People,
+        matches: Matches,
+        announce: Announcer,
+    ) -> None:
+        self._store = store
+        self._pool = pool
+        self._config = config
+        self._people = people
+        self._matches = matches
+        self._announce = announce
         #: Each match's last hint and the ply it was for: asked again there, it is free.
         self._last_hint: dict[int, tuple[int, Hint]] = {}
+        #: Analyses being computed, by match; who waits for which; one runs at a time.
+        self._analyses: dict[int, asyncio.Task[Analysis]] = {}
+        self._analysis_waiters: dict[tuple[str, str], int] = {}
+        self._analysis_turn = asyncio.Lock()
 
     # ------------------------------------------------------------------ hints
 
@@ -66,9 +85,9 @@ class Coach(Clocks):
         """The best move for the person to move in their game against the bot, and what it
         leads to. The game becomes unrated (stored before the answer); a few per game, and
         asking again at the same position gives the same hint for free."""
-        snap = await self.snapshot(match_id)
+        snap = await self._matches.snapshot(match_id)
         check_origin(snap.match, via)
-        player = await self._known(person)
+        player = await self._people.known(person)
         if player is None or snap.seat_index(player.id) is None:
             raise NotInMatch(f"match #{match_id} is not yours")
         if snap.match.kind != "pve":
@@ -78,29 +97,31 @@ class Coach(Clocks):
         if snap.seat_index(player.id) != snap.state.to_move():
             raise NotYourTurn("a hint is for your turn: wait for the bot's move")
         used = int(snap.match.options.get("hints") or 0)
-        if self.config.max_hints <= 0:
+        if self._config.max_hints <= 0:
             raise BadRequest("hints are turned off on this bot")
         last = self._last_hint.get(match_id)
         if last is not None and last[0] == snap.match.ply:  # the same position: the same hint
             return last[1], snap
-        if used >= self.config.max_hints:
+        if used >= self._config.max_hints:
             raise LimitReached(f"you have used the {used} hints of this game")
-        seconds = self.config.hint_seconds
+        seconds = self._config.hint_seconds
         try:
-            found = await self.pool.run(hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True)
+            found = await self._pool.run(
+                hint, snap.state, seconds, cap=2 * seconds + 2, urgent=True
+            )
         except JobFailed as exc:  # a crashed or hung worker: no hint, nothing counted
             log.warning("match %s: no hint: %s", match_id, exc)
             raise BadRequest("no hint could be found this time; try again") from None
-        async with self._lock(match_id):
-            current = await self.snapshot(match_id)
+        async with self._matches.lock(match_id):
+            current = await self._matches.snapshot(match_id)
             if not current.live or current.match.ply != snap.match.ply:
                 raise StaleAction("the game moved on while the hint was found; ask again")
-            match = await self.store.matches.use_hint(match_id)
+            match = await self._store.matches.use_hint(match_id)
             if len(self._last_hint) >= 10_000:  # ended matches' hints go, now and then
                 self._last_hint.clear()
             self._last_hint[match_id] = (match.ply, found)
         after = replace(current, match=match)
-        await self._emit(after)  # the board's footer now says the game is unrated
+        await self._announce.match(after)  # the board's footer now says the game is unrated
         return found, after
 
     # ------------------------------------------------------------------ replays
@@ -116,15 +137,15 @@ class Coach(Clocks):
     async def _finished(self, match_id: int | None, person: Person, verb: str) -> Replay:
         """A finished match (`None`: the person's last one) as the pictures see it."""
         if match_id is None:
-            player = await self._known(person)  # asking creates no player
-            last = [] if player is None else await self.store.matches.history(player.id, limit=1)
+            player = await self._people.known(person)  # asking creates no player
+            last = [] if player is None else await self._store.matches.history(player.id, limit=1)
             if not last:
                 raise BadRequest("you have no finished match yet: give a match number")
             match_id = last[0].match.id
-        snap = await self.snapshot(match_id)
+        snap = await self._matches.snapshot(match_id)
         if snap.live:
             raise BadRequest(f"match #{match_id} is still being played: {verb} it when it ends")
-        rows = await self.store.matches.moves(match_id)
+        rows = await self._store.matches.moves(match_id)
         return Replay(
             match_id,
             snap.match.game,
@@ -138,7 +159,7 @@ class Coach(Clocks):
 
     def analysis_seconds(self, game: str) -> float:
         """How long an analysis of `game` may take (the engine's budget unless configured)."""
-        return self.config.analysis_seconds or BUDGETS.get(game, 5.0)
+        return self._config.analysis_seconds or BUDGETS.get(game, 5.0)
 
     @boundary
     async def analysis_target(self, match_id: int | None, person: Person) -> Replay:
@@ -166,7 +187,7 @@ class Coach(Clocks):
         return AnalysisReport(replay, found, gif, stored)
 
     async def _stored_analysis(self, match_id: int) -> Analysis | None:
-        data = await self.store.analyses.get(match_id, VERSION)
+        data = await self._store.analyses.get(match_id, VERSION)
         if data is None:
             return None
         try:
@@ -180,7 +201,7 @@ class Coach(Clocks):
     async def _analysis_of(self, replay: Replay, person: Person) -> Analysis:
         task = self._analyses.get(replay.match_id)
         if task is None:
-            if self.pool.workers == 1:  # it would hold the only worker: bot moves would wait
+            if self._pool.workers == 1:  # it would hold the only worker: bot moves would wait
                 raise BadRequest(
                     "analyses need two engine workers (one is kept for games): the bot's owner "
                     "can set BOARDBOT_WORKERS to 2 or more"
@@ -190,7 +211,7 @@ class Coach(Clocks):
                 raise LimitReached(
                     f"your analysis of match #{waiting} is still running: wait for it first"
                 )
-            if len(self._analyses) >= self.config.max_analyses:
+            if len(self._analyses) >= self._config.max_analyses:
                 raise LimitReached("the analyser is busy with other games: try again in a minute")
             task = asyncio.create_task(self._compute_analysis(replay))
             self._analyses[replay.match_id] = task
@@ -205,7 +226,7 @@ class Coach(Clocks):
         seconds = self.analysis_seconds(replay.game)
         async with self._analysis_turn:  # one at a time: the other worker stays for games
             try:
-                found = await self.pool.run(
+                found = await self._pool.run(
                     analyse, replay.game, list(replay.moves), replay.variant, seconds,
                     cap=2 * seconds + 10,
                 )  # fmt: skip
@@ -213,7 +234,7 @@ class Coach(Clocks):
                 log.warning("match %s: no analysis: %s", replay.match_id, exc)
                 raise BadRequest("the analysis failed this time; try again") from None
         try:
-            await self.store.analyses.put(replay.match_id, VERSION, found.to_json())
+            await self._store.analyses.put(replay.match_id, VERSION, found.to_json())
         except _NOT_STORED as exc:  # shown anyway; the next request computes it again
             log.warning("match %s: analysis not stored: %s", replay.match_id, exc)
         return found

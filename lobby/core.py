@@ -1,29 +1,71 @@
-"""The lobby front ends use: one object over its parts, plus training, the listings and closing.
+"""The lobby front ends use: one object that holds the lobby's parts and speaks for them.
 
-Both front ends (Discord cogs and the local console) call it; it knows nothing of Discord. It owns
-the whole life of a match (one transaction a step, the agent's turn scheduled after every commit,
-matches taken up again after a restart); the rules: docs/architecture.md, "The lobby owns the
-life of a match".
+Both front ends (Discord cogs and the local console) call it; it knows nothing of Discord. It
+owns the whole life of a match (one transaction a step, the agent's turn started after every
+step, matches taken up again after a restart); the rules: docs/architecture.md, "The lobby owns
+the life of a match". Each part owns its state and gets what it needs when it is built:
+
+- `people`: players (found or created, cached), opponents chosen by name (`lobby.people`);
+- `matches`: live matches' positions, locks and steps (`lobby.matches`);
+- `starts`: new matches within the limits (`lobby.starting`);
+- `turns`: agent turns (`lobby.turns`); `challenges` (`lobby.challenges`);
+- `clocks`: the clock's pass, restarts, pauses (`lobby.clocks`);
+- `coach`: hints, replays, analyses (`lobby.coach`); `listings` (`lobby.listings`);
+- `learning`: learning agents' memory, learning from matches, training (`lobby.learning`).
+
+The agent's turn after a person's move or a new match is started here, after the step.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
-from engine.agents import opponents, registry
+from db.store import Store
+from engine.agents import opponents
+from engine.games.base import Move
+from engine.hints import Hint
+from lobby.announce import Announcer
 from lobby.boundary import boundary
-from lobby.charts import rating_chart
+from lobby.challenges import Challenges
+from lobby.clocks import GAP_SECONDS, Clocks
 from lobby.coach import AnalysisReport, Coach, ReplayFiles
-from lobby.errors import (
-    BadRequest,
-    TrainingRefused,
+from lobby.errors import BadRequest, TrainingRefused
+from lobby.learning import Learning
+from lobby.listings import Listings
+from lobby.matches import Matches
+from lobby.memory import LearningMemory
+from lobby.models import (
+    Challenge,
+    HistoryEntry,
+    LeaderboardEntry,
+    Match,
+    MoveRow,
+    Player,
+    PlayerStats,
 )
-from lobby.learning import TrainingJob
-from lobby.models import HistoryEntry, LeaderboardEntry, MoveRow, Player, PlayerStats
-from lobby.overview import AgentOverview, agents_overview
-from lobby.records import TRANSIENT, LobbyConfig, Person, Seat, Snapshot, Where
+from lobby.overview import AgentOverview
+from lobby.people import People
+from lobby.pool import EnginePool
+from lobby.records import (
+    TRANSIENT,
+    ChallengeListener,
+    Listener,
+    LobbyConfig,
+    Person,
+    Seat,
+    Snapshot,
+    Where,
+)
+from lobby.starting import Starts, game_named
+from lobby.tasks import Tasks
+from lobby.training import TrainingJob
+from lobby.turns import Turns
 from lobby.warmup import EngineStatus
+from tools.pictures import Replay
 
 __all__ = [
     "TRANSIENT",
@@ -37,13 +79,303 @@ __all__ = [
     "Where",
 ]
 
-log = logging.getLogger(__name__)
 
+class Lobby:
+    """The lobby front ends use, over its parts (see the module's docstring)."""
 
-class Lobby(Coach):
-    """The lobby front ends use. Its parts, each over the one before: `lobby.matches` (the
-    life of a match), `lobby.turns` (agent turns), `lobby.challenges`, `lobby.clocks`
-    (clocks and restarts); here training, the listings and closing."""
+    def __init__(
+        self,
+        store: Store,
+        pool: EnginePool,
+        config: LobbyConfig | None = None,
+        clock: Callable[[], float] = time.time,
+        listeners: list[Listener] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,  # injectable for fast tests
+        challenge_listeners: list[ChallengeListener] | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.config = LobbyConfig() if config is None else config
+        self.clock = clock
+        self.sleep = sleep
+        #: Front ends listen to every committed snapshot, and to challenges that expire (the
+        #: front end greys their message).
+        self.listeners: list[Listener] = [] if listeners is None else listeners
+        self.challenge_listeners: list[ChallengeListener] = (
+            [] if challenge_listeners is None else challenge_listeners
+        )
+        rng = random.Random()
+        if self.config.seed is not None:
+            rng.seed(self.config.seed)
+        self.tasks = Tasks()
+        self.announce = Announcer(self.listeners, self.challenge_listeners)
+        memory = LearningMemory(store)
+        self.people = People(store, self.config, memory)
+        #: Memory of learning agents, learning from finished matches, training jobs.
+        self.learning = Learning(store, memory, self.people.learning_seats)
+        self.matches = Matches(
+            store, self.config, clock, self.people, self.announce, self.learning.outbox.kick
+        )
+        self.starts = Starts(store, self.config, clock, rng, self.people, self.matches)
+        self.turns = Turns(
+            pool, self.config, sleep, rng, self.matches, memory, self.announce, self.tasks
+        )
+        self.challenges = Challenges(
+            store, self.config, clock, self.people, self.starts, self.announce
+        )
+        self.clocks = Clocks(
+            store,
+            self.config,
+            clock,
+            sleep,
+            matches=self.matches,
+            turns=self.turns,
+            challenges=self.challenges,
+            memory=memory,
+            outbox=self.learning.outbox,
+            announce=self.announce,
+            tasks=self.tasks,
+        )
+        self.coach = Coach(store, pool, self.config, self.people, self.matches, self.announce)
+        self.listings = Listings(store, self.people, memory)
+
+    # ------------------------------------------------------------------ players
+
+    @boundary
+    async def player_for(self, person: Person) -> Player:
+        return await self.people.player_for(person)
+
+    @boundary
+    async def known_user(self, discord_id: int) -> Person:
+        """A Discord user as last seen (their stored name), for ids taken from a custom id."""
+        return await self.people.known_user(discord_id)
+
+    # ------------------------------------------------------------------ new matches
+
+    @boundary
+    async def start_pve(
+        self,
+        person: Person,
+        game: str,
+        level: str,
+        first: str = "me",
+        where: Where = Where(),
+        *,
+        raw_ok: bool = False,
+    ) -> Snapshot:
+        """A person against an opponent (`Starts.start_pve`); the bot's first move, if it
+        moves first, starts in the background."""
+        snap = await self.starts.start_pve(person, game, level, first, where, raw_ok=raw_ok)
+        self.turns.schedule(snap)
+        return snap
+
+    @boundary
+    async def start_pvp(
+        self,
+        first: Person,
+        second: Person,
+        game: str,
+        where: Where = Where(),
+        *,
+        accepts: int | None = None,
+    ) -> Snapshot:
+        """Two people; `first` moves first (`Starts.start_pvp`)."""
+        snap = await self.starts.start_pvp(first, second, game, where, accepts=accepts)
+        self.turns.schedule(snap)
+        return snap
+
+    @boundary
+    async def start_eve(
+        self,
+        game: str,
+        first: str,
+        second: str,
+        where: Where = Where(),
+        delay: float | None = None,
+        starter: Person | None = None,
+        *,
+        raw_ok: bool = False,
+    ) -> Snapshot:
+        """Two agents, for spectators (`Starts.start_eve`); they start playing at once."""
+        snap = await self.starts.start_eve(
+            game, first, second, where, delay, starter, raw_ok=raw_ok
+        )
+        self.turns.schedule(snap)
+        return snap
+
+    @boundary
+    async def attach_message(
+        self, match_id: int, guild_id: int | None, channel_id: int | None, message_id: int
+    ) -> None:
+        """Remember which message shows the match, so later moves can edit it."""
+        await self.starts.attach_message(match_id, guild_id, channel_id, message_id)
+
+    # ------------------------------------------------------------------ matches
+
+    @boundary
+    async def snapshot(self, match_id: int) -> Snapshot:
+        return await self.matches.snapshot(match_id)
+
+    @boundary
+    async def live_matches_of(self, person: Person, channel_id: int | None = None) -> list[Match]:
+        return await self.matches.live_matches_of(person, channel_id)
+
+    @boundary
+    async def play(
+        self,
+        match_id: int,
+        person: Person,
+        move: str | Move,
+        expected_ply: int | None = None,
+        via: Where | None = None,
+    ) -> Snapshot:
+        """A person's move, stored and announced (`Matches.play`); the agent's reply, if an
+        agent is to move next, starts in the background."""
+        snap = await self.matches.play(match_id, person, move, expected_ply, via)
+        self.turns.schedule(snap)
+        return snap
+
+    @boundary
+    async def resign(self, match_id: int, person: Person, via: Where | None = None) -> Snapshot:
+        return await self.matches.resign(match_id, person, via)
+
+    @boundary
+    async def stop(
+        self, match_id: int, termination: str = "stopped", via: Where | None = None
+    ) -> Snapshot:
+        """Stop a spectated agent match (the front end checks who may)."""
+        return await self.matches.stop(match_id, termination, via)
+
+    @boundary
+    async def abandon(self, match_id: int, termination: str = "unreachable") -> Snapshot:
+        """End a live match unrated: nobody can see it any more (`Matches.abandon`)."""
+        return await self.matches.abandon(match_id, termination)
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run a lobby coroutine in the background, keeping a reference and logging failures."""
+        return self.tasks.spawn(coro)
+
+    # ------------------------------------------------------------------ agent turns
+
+    @boundary
+    async def advance(self, match_id: int) -> Snapshot:
+        """Wait until the agents to move have moved; the snapshot after their moves."""
+        return await self.turns.advance(match_id)
+
+    @boundary
+    async def run_botmatch(self, match_id: int) -> Snapshot:
+        """Wait for a spectated agent match to end (it runs on its own once started)."""
+        return await self.turns.run_botmatch(match_id)
+
+    def turn_running(self, match_id: int) -> bool:
+        """Whether an agent's turn is running for this match."""
+        return self.turns.turn_running(match_id)
+
+    # ------------------------------------------------------------------ challenges
+
+    @boundary
+    async def challenge(
+        self, challenger: Person, opponent: Person, game: str, where: Where = Where()
+    ) -> Challenge:
+        """A challenge from one person to another, within the limits (`Challenges`)."""
+        return await self.challenges.challenge(challenger, opponent, game, where)
+
+    @boundary
+    async def get_challenge(self, challenge_id: int) -> Challenge | None:
+        return await self.challenges.get_challenge(challenge_id)
+
+    @boundary
+    async def challenge_shown(self, challenge_id: int, message_id: int) -> None:
+        """The message that shows a challenge (its buttons; greyed when it expires)."""
+        await self.challenges.challenge_shown(challenge_id, message_id)
+
+    @boundary
+    async def answer_challenge(
+        self, challenge_id: int, person: Person, accept: bool, where: Where = Where()
+    ) -> tuple[Challenge, Snapshot | None]:
+        """Accept, decline or withdraw; one answer wins (`Challenges.answer_challenge`)."""
+        return await self.challenges.answer_challenge(challenge_id, person, accept, where)
+
+    @boundary
+    async def expire_challenges(self) -> list[Challenge]:
+        """Expire every challenge whose time is up and announce each (greyed out)."""
+        return await self.challenges.expire_challenges()
+
+    # ------------------------------------------------------------------ clocks and restarts
+
+    @boundary
+    async def expire_turns(self) -> list[Snapshot]:
+        """End every match whose player to move ran out of time (`Clocks.expire_turns`)."""
+        return await self.clocks.expire_turns()
+
+    @boundary
+    async def tick(self, look: Callable[[], None] | None = None) -> None:
+        """One pass of the clock (`Clocks.tick`)."""
+        await self.clocks.tick(look)
+
+    @boundary
+    async def resume(self, only: Collection[int] | None = None) -> list[Snapshot]:
+        """After a restart: take the live matches up again (`Clocks.resume`)."""
+        return await self.clocks.resume(only)
+
+    @boundary
+    async def final_shown(self, match_id: int) -> None:
+        """A front end showed the end of this match (a restart need not show it again)."""
+        await self.clocks.final_shown(match_id)
+
+    def pause_clocks(self, guild_id: int | None = None) -> None:
+        """Nobody can move (Discord is out of reach, or one server is out): no person's
+        clock runs out there until `resume_clocks`."""
+        self.clocks.pause_clocks(guild_id)
+
+    @boundary
+    async def resume_clocks(self, guild_id: int | None = None) -> None:
+        """The link is back after `pause_clocks`: people to move there get the grace."""
+        await self.clocks.resume_clocks(guild_id)
+
+    @boundary
+    async def abandon_in(
+        self, *, guild_id: int | None = None, channel_id: int | None = None
+    ) -> list[Snapshot]:
+        """End unrated every live match in a guild the bot left or a deleted channel."""
+        return await self.clocks.abandon_in(guild_id=guild_id, channel_id=channel_id)
+
+    async def run_clock(
+        self,
+        interval: float = 1.0,
+        gap: float = GAP_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Enforce turn clocks and keep agent turns running, forever (`Clocks.run_clock`)."""
+        await self.clocks.run_clock(interval, gap, monotonic)
+
+    # ------------------------------------------------------------------ the coach
+
+    @boundary
+    async def hint(
+        self, match_id: int, person: Person, via: Where | None = None
+    ) -> tuple[Hint, Snapshot]:
+        """The best move for the person to move in their game against the bot (`Coach`)."""
+        return await self.coach.hint(match_id, person, via)
+
+    @boundary
+    async def replay(self, match_id: int | None, person: Person) -> ReplayFiles:
+        """The pictures of a finished match (`None`: the person's last one)."""
+        return await self.coach.replay(match_id, person)
+
+    def analysis_seconds(self, game: str) -> float:
+        """How long an analysis of `game` may take."""
+        return self.coach.analysis_seconds(game)
+
+    @boundary
+    async def analysis_target(self, match_id: int | None, person: Person) -> Replay:
+        """The match an analysis request is for, checked, quickly."""
+        return await self.coach.analysis_target(match_id, person)
+
+    @boundary
+    async def analyse(self, match_id: int | None, person: Person) -> AnalysisReport:
+        """Every move of a finished match judged by the solvers (`Coach.analyse`)."""
+        return await self.coach.analyse(match_id, person)
 
     # ------------------------------------------------------------------ training
 
@@ -64,18 +396,18 @@ class Lobby(Coach):
         bounded. The front end checks who may; BadRequest if the agent does not learn, a job
         is already running (one at a time in all) or the numbers are off.
         """
-        game = self._game(game)
+        game = game_named(game)
         raw_ok = raw_ok or self.config.raw_specs
-        learner = self._agent_choice(game, agent, raw_ok)
+        learner = self.people.agent_choice(game, agent, raw_ok)
         if not raw_ok and not opponents.may_learn(game, learner.spec):
             learning = [o.name for o in opponents.opponents(game) if o.learns]
             raise BadRequest(f"{agent.strip()} does not learn: train {' or '.join(learning)}")
         opp = None
         if opponent:
-            choice = self._agent_choice(game, opponent, raw_ok)
+            choice = self.people.agent_choice(game, opponent, raw_ok)
             opp = (choice.spec, choice.budget)
         try:
-            return self.learning.start_training(
+            return self.learning.training.start(
                 self.pool,
                 game,
                 learner.spec,
@@ -101,76 +433,50 @@ class Lobby(Coach):
         """Stop agent turns (a commit in flight completes or rolls back whole), then apply
         the learning still in the outbox (at most `timeout` s; the rest waits for the next
         start)."""
-        self._closing = True
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.tasks.close()
         await self.learning.close(timeout)
 
-    # ------------------------------------------------------------------ boards of honour
+    # ------------------------------------------------------------------ listings
 
     @boundary
     async def leaderboard(
         self, game: str, guild_id: int | None = None, limit: int = 10
     ) -> list[LeaderboardEntry]:
-        return await self.store.ratings.leaderboard(
-            self._game(game), limit=limit, guild_id=guild_id
-        )
+        return await self.listings.leaderboard(game, guild_id, limit)
 
     @boundary
     async def agents_overview(self, game: str) -> list[AgentOverview]:
         """Every agent of a game: description, levels, ratings and learned memory."""
-        return await agents_overview(self.store, self.learning, self._game(game))
+        return await self.listings.agents_overview(game)
 
     @boundary
     async def stats(self, person: Person) -> tuple[Player, list[PlayerStats]]:
-        player = await self.player_for(person)
-        return player, await self.store.ratings.player_stats(player.id)
+        return await self.listings.stats(person)
 
     @boundary
     async def bot_stats(self, name: str) -> tuple[str, list[PlayerStats]]:
-        """The record of one of the bot's players, by level or agent name (`expert`, `Bot
-        (expert)`), over every game it plays: (its name as shown, the stats of each game)."""
-        label, players = await self._bot_players(name)
-        rows = [row for p in players for row in await self.store.ratings.player_stats(p.id)]
-        return label, rows
+        """The record of one of the bot's players, by level or agent name."""
+        return await self.listings.bot_stats(name)
 
     @boundary
     async def bot_history(self, name: str, limit: int = 10) -> tuple[str, list[HistoryEntry]]:
-        """The last ended matches of one of the bot's players (as `bot_stats`), newest first."""
-        label, players = await self._bot_players(name)
-        rows = [row for p in players for row in await self.store.matches.history(p.id, limit=limit)]
-        rows.sort(key=lambda h: (h.match.finished_at or 0.0, h.match.id), reverse=True)
-        return label, rows[:limit]
-
-    async def _bot_players(self, name: str) -> tuple[str, list[Player]]:
-        text = name.strip()
-        if text.casefold().startswith("bot (") and text.endswith(")"):
-            text = text[5:-1].strip()
-        keys = [f"{game}:{text}" for game in registry.GAMES]
-        players = await self.store.players.find_agents(keys)
-        if not players:
-            raise BadRequest(f"the bot has no player called {name!r} with a finished match yet")
-        return players[0].display_name, players
+        """The last ended matches of one of the bot's players, newest first."""
+        return await self.listings.bot_history(name, limit)
 
     @boundary
     async def history(self, person: Person, limit: int = 10) -> tuple[Player, list[HistoryEntry]]:
-        player = await self.player_for(person)
-        return player, await self.store.matches.history(player.id, limit=limit)
+        return await self.listings.history(person, limit)
 
     @boundary
     async def rating_chart(self, player: Player) -> bytes | None:
         """A PNG of the player's rating over their rated games (None before the first)."""
-        points = await self.store.ratings.history(player.id)
-        if not points:
-            return None
-        return await asyncio.to_thread(rating_chart, player.display_name, points)
+        return await self.listings.rating_chart(player)
 
     @boundary
     async def moves(self, match_id: int) -> list[MoveRow]:
         """The stored moves of a match, in order."""
-        return await self.store.matches.moves(match_id)
+        return await self.listings.moves(match_id)
 
     @boundary
     async def live_match_ids(self) -> list[int]:
-        return await self.store.matches.live_ids()
+        return await self.listings.live_match_ids()

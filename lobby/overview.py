@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from engine.agents import registry
 from engine.agents.base import LearningAgent
 from engine.learning import learning_agent, trainable_text
-from lobby.learning import LearningHub
+from lobby.memory import LearningMemory
 from lobby.models import MemoryInfo, Rating
 
 if TYPE_CHECKING:
@@ -34,7 +34,9 @@ class AgentOverview:
     trainable: str | None = None  # how /train names it
 
 
-async def agents_overview(store: Store, hub: LearningHub | None, game: str) -> list[AgentOverview]:
+async def agents_overview(
+    store: Store, hub: LearningMemory | None, game: str
+) -> list[AgentOverview]:
     """Every agent of `game`: description, levels, ratings and learned state."""
     board = await store.ratings.leaderboard(game, limit=100_000)
     by_key = {e.player.agent_key: e.rating for e in board if e.player.agent_key}

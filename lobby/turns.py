@@ -10,30 +10,56 @@ import functools
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 
 from engine.agents import registry
 from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games.base import GameState, Move
+from lobby.announce import Announcer
 from lobby.boundary import boundary
 from lobby.errors import MatchOver, StaleAction
 from lobby.matches import Matches
-from lobby.pool import JobFailed, PoolClosed
-from lobby.records import TRANSIENT, Seat, Snapshot
+from lobby.memory import LearningMemory
+from lobby.pool import EnginePool, JobFailed, PoolClosed
+from lobby.records import TRANSIENT, LobbyConfig, Seat, Snapshot
+from lobby.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
 
-class Turns(Matches):
+class Turns:
     """The lobby's agent turns (one running task per match at most)."""
 
-    def _schedule(self, snap: Snapshot) -> None:
+    def __init__(
+        self,
+        pool: EnginePool,
+        config: LobbyConfig,
+        sleep: Callable[[float], Awaitable[None]],
+        rng: random.Random,
+        matches: Matches,
+        memory: LearningMemory,
+        announce: Announcer,
+        tasks: Tasks,
+    ) -> None:
+        self._pool = pool
+        self._config = config
+        self._sleep = sleep
+        self._rng = rng
+        self._matches = matches
+        self._memory = memory  # the rows a learning agent asks for
+        self._announce = announce
+        self._tasks = tasks
+        #: The running agent turn of each match (at most one).
+        self._turns: dict[int, asyncio.Task[Snapshot]] = {}
+
+    def schedule(self, snap: Snapshot) -> None:
         """Start the agent's turn if an agent is to move and its turn is not running."""
-        if self._closing or not snap.live or not snap.seat_to_move.is_agent:
+        if self._tasks.closing or not snap.live or not snap.seat_to_move.is_agent:
             return
         running = self._turns.get(snap.id)
         if running is not None and not running.done():
             return
-        task: asyncio.Task[Snapshot] = self.spawn(self._turn(snap.id))
+        task: asyncio.Task[Snapshot] = self._tasks.spawn(self._turn(snap.id))
         self._turns[snap.id] = task
         task.add_done_callback(functools.partial(self._turn_ended, snap.id))
 
@@ -45,13 +71,13 @@ class Turns(Matches):
     async def advance(self, match_id: int) -> Snapshot:
         """Wait until the agents to move have moved (starting their turn if needed); the
         snapshot after their moves."""
-        snap = await self.snapshot(match_id)
-        self._schedule(snap)
+        snap = await self._matches.snapshot(match_id)
+        self.schedule(snap)
         task = self._turns.get(match_id)
         if task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(task)
-        return await self.snapshot(match_id)
+        return await self._matches.snapshot(match_id)
 
     @boundary
     async def run_botmatch(self, match_id: int) -> Snapshot:
@@ -61,13 +87,13 @@ class Turns(Matches):
     async def _turn(self, match_id: int) -> Snapshot:
         """An agent's turn, repeated while an agent is to move (a bot match plays to its end,
         one move per `delay` seconds)."""
-        snap = await self.snapshot(match_id)
+        snap = await self._matches.snapshot(match_id)
         moved_at: float | None = None
-        while snap.live and snap.seat_to_move.is_agent and not self._closing:
+        while snap.live and snap.seat_to_move.is_agent and not self._tasks.closing:
             if snap.match.kind == "eve" and moved_at is not None:
-                delay = float(snap.match.options.get("delay", self.config.botmatch_delay))
-                await self.sleep(max(0.0, delay - (time.perf_counter() - moved_at)))
-                snap = await self.snapshot(match_id)
+                delay = float(snap.match.options.get("delay", self._config.botmatch_delay))
+                await self._sleep(max(0.0, delay - (time.perf_counter() - moved_at)))
+                snap = await self._matches.snapshot(match_id)
                 if not snap.live:
                     break
             moved_at = time.perf_counter()
@@ -76,9 +102,9 @@ class Turns(Matches):
             think_ms = int((time.perf_counter() - moved_at) * 1000)
             stored = await self._store_agent_move(snap, move, think_ms, fallback)
             if stored is None:  # resigned, stopped or timed out while the agent thought
-                return await self.snapshot(match_id)
+                return await self._matches.snapshot(match_id)
             snap = stored
-            await self._emit(snap)
+            await self._announce.match(snap)
         return snap
 
     async def _store_agent_move(
@@ -88,25 +114,25 @@ class Turns(Matches):
         retry can mend is retried a few times (the move stays right while the ply does). If
         an attempt was stored though its answer was lost, the stored match is returned (to be
         shown, with a person's grace) instead of nothing: the board must not freeze."""
-        pause = self.config.store_retry_seconds
-        for attempt in range(self.config.store_retries + 1):
+        pause = self._config.store_retry_seconds
+        for attempt in range(self._config.store_retries + 1):
             try:
-                if snap.id in self._unsure:  # an attempt's answer was lost: was it stored?
-                    current = await self.snapshot(snap.id)
+                if self._matches.unsure(snap.id):  # an attempt's answer was lost: was it stored?
+                    current = await self._matches.snapshot(snap.id)
                     if not current.live or current.match.ply != snap.match.ply:
-                        return await self._converge(snap.id)  # stored: show it as stored
-                async with self._lock(snap.id):
-                    current = await self.snapshot(snap.id)
+                        return await self._matches.converge(snap.id)  # stored: show it as stored
+                async with self._matches.lock(snap.id):
+                    current = await self._matches.snapshot(snap.id)
                     if not current.live or current.match.ply != snap.match.ply:
                         return None
-                    return await self._commit(current, [move], think_ms, fallback)
+                    return await self._matches.commit(current, [move], think_ms, fallback)
             except (StaleAction, MatchOver):
                 return None
             except TRANSIENT as exc:
-                if attempt == self.config.store_retries:
+                if attempt == self._config.store_retries:
                     raise
                 log.warning("match %s: cannot store the agent's move yet (%s)", snap.id, exc)
-                await self.sleep(pause)
+                await self._sleep(pause)
                 pause *= 2
         return None
 
@@ -149,7 +175,7 @@ class Turns(Matches):
 
     async def _choose(self, snap: Snapshot, spec: AgentSpec, budget: Budget) -> Move:
         memory = await self._memory_for(spec, snap.state)
-        decision = await self.pool.choose(
+        decision = await self._pool.choose(
             snap.state,
             spec,
             budget,
@@ -162,7 +188,7 @@ class Turns(Matches):
     async def _memory_for(self, spec: AgentSpec, state: GameState) -> dict[bytes, bytes] | None:
         """The memory rows a learning agent asks for here (None for other agents)."""
         try:
-            return await self.learning.rows_for(spec, state)
+            return await self._memory.rows_for(spec, state)
         except Exception:  # play from what the agent has rather than not at all
             log.exception("cannot load the memory of %s", spec.label())
             return {}
@@ -171,6 +197,10 @@ class Turns(Matches):
         """Whether an agent's turn is running for this match."""
         task = self._turns.get(match_id)
         return task is not None and not task.done()
+
+    def has_turn(self, match_id: int) -> bool:
+        """Whether this match has an agent's turn task (running, or just ended)."""
+        return match_id in self._turns
 
 
 def level_below(game: str, seat: Seat) -> str | None:

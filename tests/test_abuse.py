@@ -20,6 +20,7 @@ from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Where
 from lobby.errors import BadRequest, NotInMatch
 from lobby.pool import EnginePool
+from lobby.turns import Turns
 from tests.boardbot import buttons, column_ids
 from tests.clock import Clock
 from tests.harness import Call, Harness, user
@@ -96,16 +97,16 @@ async def test_members_choose_opponents_by_name_only(env: Any, spec: str) -> Non
     assert await rows(bot, "matches") == 0 and await rows(bot, "players") == 0
 
 
-async def idle(self: Lobby, match_id: int) -> Any:
+async def idle(self: Turns, match_id: int) -> Any:
     """An agent turn that does nothing: the match stays where it is (for checks of setup)."""
-    return await self.snapshot(match_id)
+    return await self._matches.snapshot(match_id)
 
 
 async def test_the_owners_raw_specs_are_checked_and_bounded(
     env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bot, h = env
-    monkeypatch.setattr(Lobby, "_turn", idle)  # the solver would think for its 5 s
+    monkeypatch.setattr(Turns, "_turn", idle)  # the solver would think for its 5 s
     for spec, words in (
         ("mcts:time=nan", "time"),
         ("hard:time=3600", "from 0.001 to 5"),
@@ -155,7 +156,7 @@ async def test_only_the_bots_own_learning_players_write_memory(env: Any) -> None
     )  # fmt: skip
     for match in await bot.lobby.store.matches.live():
         await bot.lobby.run_botmatch(match.id)
-    await bot.lobby.learning.drain()
+    await bot.lobby.learning.outbox.drain()
     memories = {(m.kind, m.name): m.games_trained for m in await bot.lobby.store.memory.infos()}
     assert memories == {("trainer", "default"): 1}
 
@@ -271,7 +272,7 @@ async def test_a_unicode_digit_in_a_select_is_refused_and_a_forged_match_leaves_
     cid = "c4:424242:0:3"
     calls = await h.click(forged(board, cid), cid, user=ALICE, force=True)
     assert "no match #424242" in refusal(calls)
-    assert bot.lobby._locks == {}  # no lock entry was made for it
+    assert bot.lobby.matches._locks == {}  # no lock entry was made for it
 
 
 # ---------------------------------------------------------------------- 6. limits
@@ -281,7 +282,7 @@ async def test_limits_on_games_against_the_bot_and_bot_matches(
     env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bot, h = env
-    monkeypatch.setattr(Lobby, "_turn", idle)  # bot matches stay live meanwhile
+    monkeypatch.setattr(Turns, "_turn", idle)  # bot matches stay live meanwhile
     for _ in range(3):
         assert not any(c.ephemeral for c in await h.slash("play", {"game": "connect4"}, user=ALICE))
     text = refusal(await h.slash("play", {"game": "connect4"}, user=ALICE))
@@ -347,7 +348,7 @@ async def test_caches_forget_ended_matches(env: Any) -> None:
         await h.slash("play", {"game": "connect4"}, user=ALICE)
         await h.slash("resign", {}, user=ALICE)
     await h.settle()
-    assert bot.lobby._states == {} and bot.lobby._locks == {}
+    assert bot.lobby.matches._states == {} and bot.lobby.matches._locks == {}
     assert bot.editor.tracked() == 0
 
 

@@ -8,7 +8,6 @@ import asyncio
 import io
 import os
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +133,7 @@ async def test_one_analysis_at_a_time_and_one_per_person(
     await asyncio.sleep(0.01)
     with pytest.raises(LimitReached, match=f"your analysis of match #{a} is still running"):
         await lobby.analyse(b, USER)
-    lobby.config = replace(lobby.config, max_analyses=2)
+    lobby.config.max_analyses = 2
     ann = asyncio.create_task(lobby.analyse(b, ANN))
     await asyncio.sleep(0.01)
     with pytest.raises(LimitReached, match="the analyser is busy"):
@@ -173,7 +172,7 @@ async def test_the_console_analyse(lobby: Lobby, tmp_path: Path) -> None:
 
 async def test_discord_analyse_button_and_command(env: Any) -> None:
     bot, h = env
-    bot.lobby.config = replace(bot.lobby.config, analysis_seconds=0.5)
+    bot.lobby.config.analysis_seconds = 0.5
     await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     assert not [b for b in buttons(board) if b["custom_id"].startswith("an:")]  # live: none
@@ -207,7 +206,7 @@ async def test_discord_a_slow_analysis_shows_a_note_then_the_answer(
     from cogs import actions
 
     bot, h = env
-    bot.lobby.config = replace(bot.lobby.config, analysis_seconds=0.3)
+    bot.lobby.config.analysis_seconds = 0.3
     monkeypatch.setattr(actions, "PROGRESS_AFTER", 0.05)
     real = bot.lobby.pool.run
 

@@ -101,7 +101,7 @@ async def test_the_bot_starts_over_the_planted_rows_and_sets_each_aside(
         for who in (ALICE, Person("user", BASE, "planted")):
             await lob.stats(who)
             await lob.history(who)
-        lob.learning.kick()  # the outbox: the planted row is skipped, not a stop
+        lob.learning.outbox.kick()  # the outbox: the planted row is skipped, not a stop
     finally:
         await lob.close()
         await lob.store.close()

@@ -120,7 +120,7 @@ async def test_train_stop_keeps_what_was_learned_and_a_second_job_is_refused(
         )
         writer.flush()
         deadline = time.monotonic() + 20
-        while not any(job.progress.done for job in lobby.learning.jobs.values()):
+        while not any(job.progress.done for job in lobby.learning.training.jobs.values()):
             assert time.monotonic() < deadline, out.getvalue()
             await asyncio.sleep(0.02)
         writer.write("/train stop\n/train stop\n/stop\n/quit\n")

@@ -16,8 +16,9 @@ import discord
 
 from cogs.render import board_view
 from engine.games.othello import OthelloState
-from lobby.core import Lobby, Snapshot
+from lobby.core import Snapshot
 from lobby.pool import EnginePool
+from lobby.turns import Turns
 from tests.boardbot import (
     ALICE,
     BOB,
@@ -178,7 +179,7 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     assert len(edits) >= 4  # the board was edited move by move
 
     # a second match, stopped: a stranger cannot, a moderator can
-    monkeypatch.setattr(Lobby, "_turn", _never_runs)  # keep it live while we click
+    monkeypatch.setattr(Turns, "_turn", _never_runs)  # keep it live while we click
     await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "medium"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     stop = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("st:"))
@@ -188,8 +189,8 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     assert cb.callback_type == UPDATE_MESSAGE and "stopped" in cb.embeds[0]["description"]
 
 
-async def _never_runs(self: Lobby, match_id: int) -> Any:
-    return await self.snapshot(match_id)
+async def _never_runs(self: Turns, match_id: int) -> Any:
+    return await self._matches.snapshot(match_id)
 
 
 async def test_full_column_is_disabled_and_a_forced_click_changes_nothing(env: Any) -> None:
@@ -354,7 +355,7 @@ async def test_restart_resumes_an_agent_turn(
     db = tmp_path / "resume.db"
     bot, h = await make_bot(db, clock, pool)
     with monkeypatch.context() as patch:
-        patch.setattr(Lobby, "_turn", _never_runs)  # the "crash" comes while the bot is to move
+        patch.setattr(Turns, "_turn", _never_runs)  # the "crash" comes while the bot is to move
         await h.slash("play", {"game": "connect4", "opponent": "easy", "first": "bot"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     await h.close()

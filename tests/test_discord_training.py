@@ -49,7 +49,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[BoardBot, Harness]]:
     # The fake learning agent is named by spec and learns: the bot itself allows neither.
     config = LobbyConfig(seed=3, raw_specs=True, learn_any=True)
     lobby = Lobby(store, pool, config, sleep=_no_sleep)
-    lobby.learning.batch_seconds = 0.01  # several batches, several progress edits
+    lobby.learning.training.batch_seconds = 0.01  # several batches, several progress edits
     bot = BoardBot(lobby, run_clock=False, home_guild=DEFAULT_GUILD_ID, admin_role=ADMIN_ROLE)
     bot.editor.play_interval = 0.0
     bot.editor.spectate_interval = 0.0

@@ -17,6 +17,7 @@ import pytest
 from cogs.errors import describe
 from lobby.core import Lobby, Person
 from lobby.pool import EnginePool
+from lobby.turns import Turns
 from tests.boardbot import (
     ALICE,
     BOB,
@@ -205,10 +206,10 @@ async def test_stop_by_a_moderator_during_a_failed_response_still_shows_the_end(
 ) -> None:
     _bot, h = env
 
-    async def idle(self: Lobby, match_id: int) -> Any:
-        return await self.snapshot(match_id)
+    async def idle(self: Turns, match_id: int) -> Any:
+        return await self._matches.snapshot(match_id)
 
-    monkeypatch.setattr(Lobby, "_turn", idle)
+    monkeypatch.setattr(Turns, "_turn", idle)
     await h.slash("botmatch", {"game": "othello", "first": "easy", "second": "medium"}, user=ALICE)
     board = h.last_message(ephemeral=False)
     stop = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("st:"))

@@ -191,7 +191,7 @@ async def test_a_corrupt_match_in_the_clock_tick_is_set_aside_and_the_tick_goes_
     lobby: Lobby, clock: Clock
 ) -> None:
     bad, good = await _corrupt_one(lobby)
-    lobby._states.clear()  # as after a restart: the bad match must be replayed
+    lobby.matches._states.clear()  # as after a restart: the bad match must be replayed
     clock.now += 601
     ended = await lobby.expire_turns()
     assert [s.id for s in ended] == [good]
@@ -262,7 +262,7 @@ async def test_learning_survives_a_kill_and_happens_once(
     register_counting()
     db = tmp_path / "learn.db"
     lob = await open_lobby(db, pool, clock)
-    lob.learning._closing = True  # the process dies before any learning is applied
+    lob.learning.outbox._closing = True  # the process dies before any learning is applied
     snap = await lob.start_pve(ALICE, "connect4", KIND, "me")
     await lob.resign(snap.id, ALICE)
     assert len(await lob.store.outbox.pending()) == 1  # written with the finish
@@ -270,12 +270,12 @@ async def test_learning_survives_a_kill_and_happens_once(
     lob = await open_lobby(db, pool, clock)
     try:
         await lob.resume()
-        await lob.learning.drain()
+        await lob.learning.outbox.drain()
         info = await lob.store.memory.info(KIND, "default")
         assert info is not None and info.games_trained == 1
         assert await lob.store.outbox.pending() == []
         # applying the same outbox row again writes nothing (exactly once)
-        assert not await lob.learning.learn_match(
+        assert not await lob.learning.outbox.learn_match(
             "connect4", "7x6k4", snap.id, [(1, AgentSpec(KIND))], "1", outbox_id=1
         )
         info = await lob.store.memory.info(KIND, "default")
@@ -288,7 +288,7 @@ async def test_training_and_match_learning_never_overwrite_each_other(
     lobby: Lobby, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     register_counting()
-    lobby.learning.batch_seconds = 0.01
+    lobby.learning.training.batch_seconds = 0.01
     run = lobby.pool.run
     finished = asyncio.Event()
 
@@ -303,7 +303,7 @@ async def test_training_and_match_learning_never_overwrite_each_other(
 
     monkeypatch.setattr(lobby.pool, "run", slow_batch)
     progress = await lobby.train("connect4", KIND, 30, seed=1).wait()
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert progress.error is None and finished.is_set()
     info = await lobby.store.memory.info(KIND, "default")
     games = await lobby.store.memory.get_one(KIND, "default", b"games")
@@ -367,7 +367,7 @@ async def test_a_request_on_a_corrupt_match_gets_the_lobbys_error_not_the_stores
     """Front ends know one family of errors: the store's are translated where a request
     leaves the lobby (and a corrupt row is logged with its details)."""
     bad, _good = await _corrupt_one(lobby)
-    lobby._states.clear()
+    lobby.matches._states.clear()
     with pytest.raises(StoreFailed) as caught:
         await lobby.snapshot(bad)
     assert isinstance(caught.value, LobbyError)
@@ -386,7 +386,7 @@ async def test_a_listener_asking_the_lobby_gets_the_lobbys_errors_too(lobby: Lob
     """Listeners are front-end code: what they ask of the lobby is a request of its own, with
     the store's errors translated, even though the lobby called them inside a request."""
     bad, good = await _corrupt_one(lobby)
-    lobby._states.clear()
+    lobby.matches._states.clear()
     seen: list[type[BaseException]] = []
 
     async def listener(snap: Snapshot) -> None:

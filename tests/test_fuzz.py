@@ -26,6 +26,7 @@ from engine.agents import registry
 from engine.agents.base import Budget
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
+from lobby.turns import Turns
 from tests.harness import Harness, user
 from tests.machine import scaled
 from tools.serve import answer
@@ -106,11 +107,11 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     w = World(tmp_path_factory.mktemp("fuzz"))
 
-    async def idle(self: Lobby, match_id: int) -> Any:  # no agent moves: only the requests
-        return await self.snapshot(match_id)
+    async def idle(self: Turns, match_id: int) -> Any:  # no agent moves: only the requests
+        return await self._matches.snapshot(match_id)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Lobby, "_turn", idle)
+        patch.setattr(Turns, "_turn", idle)
         yield w
     w.close()
 

@@ -97,7 +97,7 @@ async def test_hints_make_the_game_unrated_and_run_out(lobby: Lobby) -> None:
 async def test_no_hint_while_the_bot_is_to_move(
     lobby: Lobby, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lobby, "_schedule", lambda snap: None)  # the bot never moves here
+    monkeypatch.setattr(lobby.turns, "schedule", lambda snap: None)  # the bot never moves here
     bot_first = await lobby.start_pve(ANN, "connect4", "easy", "bot")
     with pytest.raises(NotYourTurn):
         await lobby.hint(bot_first.id, ANN)

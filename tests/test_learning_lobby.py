@@ -17,8 +17,8 @@ from db.store import Store
 from engine.agents.base import AgentSpec, Budget, Decision
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import LobbyError, TrainingRefused
-from lobby.learning import BatchRequest, train_batch_in_worker
 from lobby.pool import EnginePool
+from lobby.training import BatchRequest, train_batch_in_worker
 from tests.clock import Clock
 from tests.counting import KIND, CountingLearner, pos_key, register_counting
 
@@ -70,7 +70,7 @@ async def play_out(lobby: Lobby, match_id: int, person: Person = ALICE) -> Any:
     while snap.live:
         snap = await lobby.play(match_id, person, snap.state.legal_moves()[-1])
         snap = await lobby.advance(match_id)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     return snap
 
 
@@ -83,7 +83,7 @@ async def test_a_match_against_a_learning_agent_is_learned_in_one_write(lobby: L
     assert snap.match.result is not None
     # the rows sent with each move are exactly those memory_keys asked for (if stored)
     agent = CountingLearner()
-    states, _ = await lobby.learning.replay("connect4", snap.match.variant, snap.id)
+    states, _ = await lobby.learning.outbox.replay("connect4", snap.match.variant, snap.id)
     bot_states = [s for s in states if s.to_move() == 0]
     assert len(spy.memories) == len(bot_states)
     for sent, state in zip(spy.memories, bot_states, strict=True):
@@ -118,7 +118,7 @@ async def test_non_learning_agents_get_no_memory(lobby: Lobby) -> None:
 async def test_named_memories_are_separate(lobby: Lobby) -> None:
     snap = await lobby.start_pve(ALICE, "connect4", f"{KIND}:memory=other", "me")
     await lobby.resign(snap.id, ALICE)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert [(m.name, m.games_trained) for m in await lobby.store.memory.infos(KIND)] == [
         ("other", 1)
     ]
@@ -132,7 +132,7 @@ async def test_resign_and_time_are_learned_abandon_and_stop_are_not(
     resigned = await lobby.play(resigned.id, ALICE, 0)
     await lobby.advance(resigned.id)
     await lobby.resign(resigned.id, ALICE)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert [p[3] for p in spy.puts] == [1]
     assert spy.puts[0][2][b"score"] == b"2"  # the agent won by resignation
 
@@ -143,12 +143,12 @@ async def test_resign_and_time_are_learned_abandon_and_stop_are_not(
     clock.now += 601
     ended = {s.id: s.match for s in await lobby.expire_turns()}
     assert ended[timed.id].termination == "time" and ended[never.id].status == "abandoned"
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert [p[3] for p in spy.puts] == [1, 1]  # the loss on time only
 
     eve = await lobby.start_eve("connect4", KIND, "random", delay=30)  # one move, then a pause
     await lobby.stop(eve.id)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert len(spy.puts) == 2
     info = await lobby.store.memory.info(KIND, "default")
     assert info is not None and info.games_trained == 2
@@ -158,7 +158,7 @@ async def test_bot_matches_learn_once_per_memory_even_in_self_play(lobby: Lobby)
     spy = Spy(lobby)
     snap = await lobby.start_eve("connect4", KIND, KIND, delay=0)
     snap = await lobby.run_botmatch(snap.id)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     [(_, _, rows, delta)] = spy.puts
     assert delta == 1 and rows[b"games"] == b"2"  # both seats learned, one game counted
     assert rows[b"score"] == b"2"  # one win + one loss (or two draws)
@@ -171,7 +171,7 @@ async def test_a_crash_in_learn_is_logged_and_the_match_still_ends(
         snap = await lobby.start_pve(ALICE, "connect4", f"{KIND}:crash=true", "bot")
         snap = await play_out(lobby, snap.id)
     assert not snap.live and snap.match.status == "finished"
-    assert lobby.learning.failures == 1
+    assert lobby.learning.outbox.failures == 1
     assert any("learning failed" in r.getMessage() for r in caplog.records)
     assert await lobby.store.memory.infos(KIND) == []
     # and the lobby goes on: the next match plays and learns normally
@@ -188,7 +188,9 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
     lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     snap = await lob.start_pve(ALICE, "connect4", KIND, "bot")
     await play_out(lob, snap.id)
-    first_pos = pos_key((await lob.learning.replay("connect4", snap.match.variant, snap.id))[0][0])
+    first_pos = pos_key(
+        (await lob.learning.outbox.replay("connect4", snap.match.variant, snap.id))[0][0]
+    )
     await lob.close()
     await store.close()
 
@@ -196,7 +198,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
     lob = Lobby(store, pool, TEST_CONFIG, clock=clock)
     try:
         spy = Spy(lob)
-        assert await lob.learning.rows(KIND, "default", [b"games", first_pos]) == {
+        assert await lob.learning.memory.rows(KIND, "default", [b"games", first_pos]) == {
             b"games": b"1",
             first_pos: b"1",
         }
@@ -210,7 +212,7 @@ async def test_a_restarted_lobby_sees_the_learned_rows(
 
 
 async def test_big_memories_load_key_by_key(lobby: Lobby) -> None:
-    hub = lobby.learning
+    hub = lobby.learning.memory
     hub.full_load_limit = 2
     await lobby.store.memory.put(KIND, "default", [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])
     calls: list[bytes] = []
@@ -230,7 +232,7 @@ async def test_big_memories_load_key_by_key(lobby: Lobby) -> None:
 
 
 async def test_another_writer_is_noticed(lobby: Lobby) -> None:
-    hub = lobby.learning
+    hub = lobby.learning.memory
     hub.recheck_seconds = 0.0
     assert await hub.rows(KIND, "default", [b"k"]) == {}
     # e.g. `python -m tools train` writing the bot's database from another process
@@ -240,7 +242,7 @@ async def test_another_writer_is_noticed(lobby: Lobby) -> None:
 
 async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) -> None:
     spy = Spy(lobby)
-    lobby.learning.batch_seconds = 0.01  # several small batches
+    lobby.learning.training.batch_seconds = 0.01  # several small batches
     job = lobby.train("connect4", KIND, 40, seed=1)
     from lobby.errors import BadRequest
 
@@ -251,7 +253,7 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
     with pytest.raises(BadRequest, match="between"):
         lobby.train("connect4", f"{KIND}:memory=x", 0)
     with pytest.raises(TrainingRefused, match="between 1 and") as refused:
-        lobby.learning.start_training(lobby.pool, "connect4", AgentSpec(KIND), Budget(), 0)
+        lobby.learning.training.start(lobby.pool, "connect4", AgentSpec(KIND), Budget(), 0)
     assert isinstance(refused.value, LobbyError)  # front ends show it as any lobby error
     progress = await job.wait()
     assert progress.finished and progress.error is None and progress.done == 40
@@ -263,7 +265,7 @@ async def test_training_job_stores_batches_and_reports_progress(lobby: Lobby) ->
     assert (await lobby.store.memory.get_one(KIND, "default", b"games")) == b"80"
     text = progress.text()
     assert "40/40 games" in text and "games/s" in text and "done" in text
-    assert lobby.learning.jobs == {}  # the memory may train again
+    assert lobby.learning.training.jobs == {}  # the memory may train again
     job = lobby.train("connect4", KIND, 4, opponent="random", seed=2)
     progress = await job.wait()
     assert progress.done == 4 and progress.wins + progress.draws + progress.losses == 4
@@ -293,7 +295,7 @@ async def test_memory_reaches_a_worker_process(tmp_path: Path, clock: Clock) -> 
         snap = await lob.advance(snap.id)
         assert snap.last_move == 5  # chosen in the worker from the row the lobby sent
         await lob.resign(snap.id, ALICE)
-        await lob.learning.drain()
+        await lob.learning.outbox.drain()
         assert (await store.memory.get_one(KIND, "default", b"games")) == b"1"
         progress = await lob.train("connect4", KIND, 10, seed=4).wait()  # batches in the worker
         assert progress.error is None and progress.done == 10
@@ -313,7 +315,7 @@ async def test_the_real_trainer_learns_from_a_match_and_plays_from_its_memory(
     spy = Spy(lobby)
     snap = await lobby.start_pve(ALICE, "connect4", "trainer", "bot")
     snap = await play_out(lobby, snap.id)
-    states, moves = await lobby.learning.replay("connect4", snap.match.variant, snap.id)
+    states, moves = await lobby.learning.outbox.replay("connect4", snap.match.variant, snap.id)
     mine = [s for s in states if s.to_move() == 0]
     for sent, state in zip(spy.memories, mine, strict=True):
         assert sent is not None and set(sent) <= {position_key(state)[0]}  # type: ignore[arg-type]
@@ -375,12 +377,12 @@ async def test_the_weight_grid_learns_once_per_game_and_a_fixed_grid_not_at_all(
     spy = Spy(lobby)
     fixed = await lobby.start_eve("othello", "weightgrid:grid=default", "random", delay=0)
     await lobby.run_botmatch(fixed.id)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     assert spy.puts == []  # grid=default keeps no memory: nothing to write
     learned = "weightgrid:memory=default"
     snap = await lobby.start_eve("othello", learned, learned, delay=0)
     snap = await lobby.run_botmatch(snap.id)
-    await lobby.learning.drain()
+    await lobby.learning.outbox.drain()
     [(kind, name, rows, delta)] = spy.puts
     assert (kind, name, delta) == ("weightgrid", "default", 1)
     winner = None if snap.match.result == "draw" else int(snap.match.result or 0)

@@ -276,9 +276,9 @@ async def test_one_shard_process_learns_and_trains_for_all(
         lobbies.append(Lobby(store, two_pools[shard], config, clock=clock, sleep=_no_sleep))
     first, second = lobbies
     await first.resume()  # its learning kick takes the lease
-    await first.learning.drain()
+    await first.learning.outbox.drain()
     await second.resume()
-    await second.learning.drain()
+    await second.learning.outbox.drain()
     for shard, lobby in enumerate(lobbies):
         person = Person("user", 50 + shard, f"p{shard}")
         where = Where(guild_on(shard, 2), 77, 7000 + shard)
@@ -287,14 +287,16 @@ async def test_one_shard_process_learns_and_trains_for_all(
             snap = await lobby.advance(snap.id)
             if snap.live:
                 snap = await lobby.play(snap.id, person, snap.state.legal_moves()[-1])
-        await lobby.learning.drain()
-    assert first.learning.learned == 1 and second.learning.learned == 0  # its row waits
+        await lobby.learning.outbox.drain()
+    assert (
+        first.learning.outbox.learned == 1 and second.learning.outbox.learned == 0
+    )  # its row waits
     assert len(await second.store.outbox.pending("learn")) == 1
     with pytest.raises(BadRequest, match="another bot process"):
         second.train("connect4", KIND, 10, seed=1)
     await first.tick()  # the holder's clock applies what the other process left
-    await first.learning.drain()
-    assert first.learning.learned == 2 and second.learning.learned == 0
+    await first.learning.outbox.drain()
+    assert first.learning.outbox.learned == 2 and second.learning.outbox.learned == 0
     info = await first.store.memory.info(KIND, "default")
     assert (
         info is not None
@@ -305,7 +307,7 @@ async def test_one_shard_process_learns_and_trains_for_all(
     assert progress.done == 10 and progress.error is None
     await _close(first)  # gives the lease up: the other process takes over at its next tick
     await second.tick()
-    await second.learning.drain()
+    await second.learning.outbox.drain()
     progress = await second.train("connect4", KIND, 10, seed=2).wait()
     assert progress.done == 10 and progress.error is None
     info = await second.store.memory.info(KIND, "default")

@@ -138,7 +138,7 @@ async def test_an_undecodable_challenge_stops_neither_the_clock_nor_agent_restar
         good = await lob.challenge(DAVE, CAROL, "othello")
         corrupt(db, "UPDATE challenges SET created_at = 'yesterday' WHERE id = ?", bad.id)
         game = await lob.start_pve(ALICE, "connect4", "easy", first="bot")
-        turn = lob._turns[game.id]
+        turn = lob.turns._turns[game.id]
         turn.cancel()  # the agent's turn died (as on a store error)
         with pytest.raises(asyncio.CancelledError):
             await turn
@@ -199,7 +199,7 @@ async def test_listings_skip_undecodable_ratings_players_and_history(
         assert [s.played for s in stats] == [2]  # the results stay; the rating is set aside
         await lob.rating_chart(carol)  # no traceback
         corrupt(db, "UPDATE players SET created_at = 'long ago' WHERE id = ?", dave.id)
-        lob._players.clear()
+        lob.people._players.clear()
         assert [e.player.id for e in await lob.leaderboard("connect4")] == [carol.id]
         _, history = await lob.history(CAROL)
         assert history == []  # both games were against the undecodable player

@@ -16,15 +16,16 @@ from lobby.core import Lobby, Person
 from lobby.errors import LobbyError
 from lobby.pool import EnginePool
 from lobby.present import hint_line, history
+from tests.clock import Clock
 
 ALICE = Person("local", "alice", "Alice")
 BOB = Person("local", "bob", "Bob")
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
+async def lobby(tmp_path: Path, pool: EnginePool, clock: Clock) -> AsyncIterator[Lobby]:
     store = await Store.open(tmp_path / "words.db")
-    lob = Lobby(store, pool)
+    lob = Lobby(store, pool, clock=clock)
     yield lob
     await lob.close()
     await store.close()
@@ -56,10 +57,12 @@ def test_one_judged_move_is_one_move() -> None:
     assert "(1 of 1 move kept it)" in lines[0] and "(2 of 2 moves kept it)" in lines[1]
 
 
-async def test_a_match_abandoned_before_a_move_is_not_called_rated(lobby: Lobby) -> None:
+async def test_a_match_abandoned_before_a_move_is_not_called_rated(
+    lobby: Lobby, clock: Clock
+) -> None:
     snap = await lobby.start_pvp(ALICE, BOB, "connect4")
     assert snap.match.rated
-    lobby.clock = lambda: snap.match.created_at + 10_000  # the clock ran out before a move
+    clock.now += 10_000  # the clock ran out before a move
     [ended] = await lobby.expire_turns()
     assert ended.match.status == "abandoned"
     _, rows = await lobby.history(ALICE)
