@@ -93,11 +93,12 @@ class Lobby:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,  # injectable for fast tests
         challenge_listeners: list[ChallengeListener] | None = None,
     ) -> None:
-        self.store = store
-        self.pool = pool
-        self.config = LobbyConfig() if config is None else config
-        self.clock = clock
-        self.sleep = sleep
+        # The parts hold these from here on: they are read-only below (a new one here would
+        # leave the parts with the old one). Settings change in place (`lobby.config.x = y`).
+        self._store = store
+        self._pool = pool
+        self._config = LobbyConfig() if config is None else config
+        self._clock = clock
         #: Front ends listen to every committed snapshot, and to challenges that expire (the
         #: front end greys their message).
         self.listeners: list[Listener] = [] if listeners is None else listeners
@@ -138,6 +139,23 @@ class Lobby:
         )
         self.coach = Coach(store, pool, self.config, self.people, self.matches, self.announce)
         self.listings = Listings(store, self.people, memory)
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def pool(self) -> EnginePool:
+        return self._pool
+
+    @property
+    def config(self) -> LobbyConfig:
+        return self._config
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The wall clock of turns and challenges (`time.time`, or a test's)."""
+        return self._clock
 
     # ------------------------------------------------------------------ players
 
