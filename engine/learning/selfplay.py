@@ -2,7 +2,7 @@
 
 Both the `train` CLI's workers and the bot's `/train` batches play their games through
 `play_and_learn` (on `engine.play.play_game`). The CLI's workers pass no memory: their parent
-learns every round's games in game order (engine/learning/runner.py), so a run's result does not
+learns every round's games in game order (tools/training/runner.py), so a run's result does not
 depend on which worker played which game.
 """
 
