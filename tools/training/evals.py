@@ -57,7 +57,7 @@ def eval_games(
     params = dict(learner.params)
     params.update(dict(ev.learner_params))
     lspec = AgentSpec(learner.name, params)
-    plies = game_info(game).opening_plies  # as `python -m engine arena`
+    plies = game_info(game).opening_plies  # as `python -m tools arena`
     return [
         TrainGame(
             index=base_index + i,
