@@ -167,7 +167,7 @@ async def test_bot_matches_learn_once_per_memory_even_in_self_play(lobby: Lobby)
 async def test_a_crash_in_learn_is_logged_and_the_match_still_ends(
     lobby: Lobby, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="lobby.learning"):
+    with caplog.at_level(logging.ERROR, logger="lobby.outbox"):
         snap = await lobby.start_pve(ALICE, "connect4", f"{KIND}:crash=true", "bot")
         snap = await play_out(lobby, snap.id)
     assert not snap.live and snap.match.status == "finished"
