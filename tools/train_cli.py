@@ -31,7 +31,7 @@ DEFAULT_DB = "data/boardbot.db"
 
 
 def default_db_path() -> str:
-    """The bot's database: $BOARDBOT_DB, else data/boardbot.db (as bot.py's Config)."""
+    """The bot's database: $BOARDBOT_DB, else data/boardbot.db (as boot/settings.py's Config)."""
     return os.environ.get("BOARDBOT_DB") or DEFAULT_DB
 
 
