@@ -281,7 +281,7 @@ class EnginePool:
         finally:
             if job.started is not None:  # it ran (its own exception, if any, goes on up)
                 self.jobs_run += 1
-                self._timed(job)
+                self.timings.append(JobTiming.of(job))
         if outcome == "ok":
             return value
         if outcome == "closed":
@@ -407,11 +407,6 @@ class EnginePool:
             log.warning("engine warm-up of %s failed in worker %d", job.warm.label, w.pid)
         self.warmup.ended(w, job, failed, self._live)
 
-    def _timed(self, job: Job) -> None:
-        now = time.monotonic()
-        started = job.started if job.started is not None else now
-        self.timings.append(JobTiming(job.label, job.urgent, started - job.queued, now - started))
-
     def _on_deadline(self, w: Worker) -> None:
         w.timer = None
         if w.state == "starting":
@@ -471,7 +466,7 @@ class EnginePool:
                     return
             else:
                 self.jobs_run += 1
-                self._timed(job)
+                self.timings.append(JobTiming.of(job))
             if not job.future.done():
                 if kind == "ok":
                     job.future.set_result(value)

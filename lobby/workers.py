@@ -55,6 +55,13 @@ class JobTiming:
     wait: float
     run: float
 
+    @classmethod
+    def of(cls, job: Job) -> JobTiming:
+        """A job that ended now."""
+        now = time.monotonic()
+        started = job.started if job.started is not None else now
+        return cls(job.label, job.urgent, started - job.queued, now - started)
+
 
 #: Timings kept (the newest), for reports.
 MAX_TIMINGS = 10_000
