@@ -31,7 +31,8 @@ injects faults:
   deleted (CHANNEL_DELETE), or the bot is removed from the second guild (GUILD_DELETE; a new
   guild takes its place), the two in turn; people use neither again;
 * with PostgreSQL, every third run the server restarts (a `fast` or an `immediate` stop, down
-  1-4 s) under the running bot;
+  1-4 s) under the running bot (a fault of Discord or the database that a death of the bot
+  came before is carried to the next run);
 * while the bot is down, corrupt rows planted in each table it reads (`benchmarks/
   chaos_rows.py`): it must start, set them aside and still answer the leaderboard, stats and
   history (probed after each restart).
@@ -40,7 +41,8 @@ Violations: while the bot runs, a board that shows an older ply than the stored 
 than 10 s is a `frozen_board`. A person's loss by time while the bot was at fault is a
 `lost_on_time_by_bot_fault`: during an outage (or within the grace after it), at a ply their
 board never showed, or in a channel out of reach (deleted, of a guild the bot left, or
-refusing edits) after the bot could know it; a match there that ends otherwise than abandoned
+refusing edits) after the bot could know it (the delete, the removal, its first refused
+edit); a match there that ends otherwise than abandoned
 is `unreachable_not_abandoned`. A start that fails is a `startup_failed`. With PostgreSQL,
 some seconds after each server restart the driver tries to take the bot's guard lock itself
 (`db/instance.py`, a short session, released at once): if it can while the bot runs, or the
