@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 
 #: A clock pass this many seconds later than scheduled (the process was stopped or starved,
 #: or the wall clock jumped ahead) means nobody could move meanwhile: people to move get the
-#: resume grace. Well above any pause a busy loop makes, well below a turn.
-GAP_SECONDS = 10.0
+#: resume grace. Short: a stop of 5 s across a person's last seconds already took them from
+#: them; a busy loop past it only gives people time, never takes it.
+GAP_SECONDS = 3.0
 
 
 class Clocks:

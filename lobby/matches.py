@@ -94,6 +94,8 @@ class Matches:
         cached = self._states.get(match.id)
         if cached is None or cached.state.ply != match.ply:
             cached = await self._replay(match)
+            if cached.state.ply > match.ply:  # a step stored between the two reads: read again
+                match = await self._store.matches.get(match.id) or match
             if cached.state.ply != match.ply:  # play on from the wrong ply: never
                 raise dberr.CorruptRowError(
                     "matches",

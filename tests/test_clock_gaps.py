@@ -110,15 +110,44 @@ async def test_a_gap_in_the_bots_time_gives_a_grace_not_a_loss(
         await asyncio.gather(clock_task, return_exceptions=True)
 
 
+async def test_a_stop_of_a_few_seconds_across_a_deadline_gives_a_grace(
+    lobby: Lobby, clock: Clock
+) -> None:
+    """A process stopped for 5 s, far less than a turn, as Bob's last seconds ran out: he
+    could not move in them, so he gets the grace, not a loss on time."""
+    snap = await bob_to_move(lobby)
+    deadline = snap.match.turn_deadline
+    assert deadline is not None
+    clock.now = deadline - 2  # the clock starts here: no gap before the stop
+    ticks = Monotonic()
+    clock_task = await running_clock(lobby, ticks)
+    try:
+        await asyncio.sleep(0.05)  # a few ordinary passes
+        clock.now += 5
+        ticks.now += 5
+
+        async def graced() -> bool:
+            m = await lobby.store.matches.get(snap.id)
+            return m is not None and (m.status != "live" or m.turn_deadline != deadline)
+
+        await until(graced)
+        now = await lobby.snapshot(snap.id)
+        assert now.live, f"Bob lost on time: {now.match.termination}"
+        assert now.match.turn_deadline == clock.now + GRACE
+    finally:
+        clock_task.cancel()
+        await asyncio.gather(clock_task, return_exceptions=True)
+
+
 async def test_time_that_passes_as_usual_still_ends_a_turn(lobby: Lobby, clock: Clock) -> None:
     snap = await bob_to_move(lobby)
     ticks = Monotonic()
     clock_task = await running_clock(lobby, ticks)
     try:
-        for _ in range(int(TURN / 5) + 1):  # five seconds a pass, on both clocks
+        for _ in range(int(TURN / 2) + 1):  # two seconds a pass, on both clocks
             seen = ticks.reads
-            clock.now += 5
-            ticks.now += 5
+            clock.now += 2
+            ticks.now += 2
             await asyncio.wait_for(ticks.looked(seen), 30)  # one step a look, never two
 
         async def ended() -> bool:

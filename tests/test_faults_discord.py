@@ -303,6 +303,24 @@ async def test_a_board_out_of_reach_ends_the_game_unrated_never_on_time(
     assert stored is not None and stored.termination == "unreachable"
 
 
+async def test_a_channel_that_refuses_an_edit_ends_every_match_there_unrated(
+    env: Any, clock: Clock
+) -> None:
+    """A 403 on one board's edit: the bot lost access to the channel, so every live match
+    shown there ends unrated at once, even one whose board needed no edit yet (its person
+    would lose on time, or win rated, where the bot can show nothing more)."""
+    bot, h = env
+    await accepted_challenge(h)  # people's turns: nothing to edit until the clock ends
+    failed = fail(h, EDIT, 403, 50001, times=1000)
+    await h.slash("play", {"game": "connect4", "opponent": "medium", "first": "bot"}, user=MOD)
+    matches = await _all_matches(bot)
+    assert len(matches) == 2 and len(failed) == 1
+    assert all(m.status == "abandoned" and m.termination == "unreachable" for m in matches)
+    clock.now += 700
+    await bot.lobby.tick()
+    assert [m.termination for m in await _all_matches(bot)] == ["unreachable"] * 2
+
+
 async def _all_matches(bot: Any) -> list[Any]:
     out = []
     for n in range(1, 20):

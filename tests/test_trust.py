@@ -240,6 +240,28 @@ async def test_a_stored_ply_that_disagrees_with_the_moves_is_set_aside_on_load(
         await lob.store.close()
 
 
+async def test_a_step_stored_between_a_snapshots_two_reads_is_no_corrupt_row(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot reads the match, then its moves: a step committed in between (the other
+    person's click, an agent's move; PostgreSQL reads each statement as of its own start)
+    shows one more move than the match said. That is no corrupt row: the match is read
+    again, and the click goes on."""
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    await lobby.play(snap.id, ALICE, "4")
+    before = await lobby.store.matches.get(snap.id)
+    await lobby.play(snap.id, BOB, "4")
+    real_get = lobby.store.matches.get
+    stale = [before]
+
+    async def read_before_the_step(match_id: int) -> Any:
+        return stale.pop() if stale else await real_get(match_id)
+
+    monkeypatch.setattr(lobby.store.matches, "get", read_before_the_step)
+    now = await lobby.snapshot(snap.id)
+    assert now.match.ply == 2 and now.state.ply == 2
+
+
 async def test_a_transient_store_error_in_a_background_task_is_one_warning(
     lobby: Lobby, caplog: pytest.LogCaptureFixture
 ) -> None:
