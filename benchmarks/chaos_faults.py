@@ -187,27 +187,28 @@ class Faults(Core):
         settle = (WATCH_SECONDS + 4.0) * self.args.time_factor
         mode = ("fast", "immediate")[self.faults["database_restart"] % 2]
         self.faults["database_restart"] += 1
-        self.db_down_until = math.inf
+        self.db_down_until = math.inf  # until the check: no outage meanwhile (see `_event`)
         work = asyncio.ensure_future(
             asyncio.to_thread(self.pg.restart, self.rng.uniform(1.0, 4.0), mode)
         )
         try:
-            await asyncio.shield(work)
-        except asyncio.CancelledError:  # the bot died: the server must be up for its start
-            await work
-            raise
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:  # the bot died: the server must be up for its start
+                await work
+                raise
+            proc = self.proc
+            await asyncio.sleep(settle)
+            if self._died.is_set() or proc is not self.proc:
+                self.faults["guard_check_skipped"] += 1  # the bot was killed meanwhile
+                return
+            free = await asyncio.to_thread(self.pg.guard_free)
+            if free and not self._died.is_set():
+                self.violations["guard_lost"] += 1
+                self.details.append(f"the guard was free {settle:.0f} s after a {mode} restart")
+            self.faults["guard_checked"] += 1
         finally:
-            self.db_down_until = time.monotonic() + settle
-        proc = self.proc
-        await asyncio.sleep(settle)
-        if self._died.is_set() or proc is not self.proc:
-            self.faults["guard_check_skipped"] += 1  # the bot was killed meanwhile
-            return
-        free = await asyncio.to_thread(self.pg.guard_free)
-        if free and not self._died.is_set():
-            self.violations["guard_lost"] += 1
-            self.details.append(f"the guard was free {settle:.0f} s after a {mode} restart")
-        self.faults["guard_checked"] += 1
+            self.db_down_until = time.monotonic()
 
     def epoch_events(self, epoch: int, kill_at: float) -> list[asyncio.Future[None]]:
         """This run's faults of Discord and the database, at moments before its kill (which
@@ -237,7 +238,11 @@ class Faults(Core):
         bot once it is connected); carried to the next run if the bot died first."""
         try:
             await sleep_until(when)
-            while self.away and kind in ("refuse", "delete"):
+            # Neither during an outage, nor an outage during a database restart and its guard
+            # check (a stopped bot cannot take its guard again).
+            while (self.away and kind != "outage") or (
+                kind == "outage" and time.monotonic() < self.db_down_until
+            ):
                 await asyncio.sleep(0.1)
         except asyncio.CancelledError:
             self.carried.append(kind)
