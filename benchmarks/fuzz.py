@@ -496,7 +496,7 @@ class Fuzzer:
         """Console lines: each bad one prints exactly one `error:` line and changes nothing."""
         import io
 
-        from console import Console
+        from console.dispatch import Console
 
         out = io.StringIO()
         console = Console(self.lobby, out, "fuzzer", False)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import bot as entry
+from boot import settings
 from cogs.client import BoardBot
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Where
@@ -366,25 +367,25 @@ def test_the_worker_agent_cache_is_bounded() -> None:
 
 
 def test_the_token_is_never_printed() -> None:
-    config = entry.Config.from_env({"DISCORD_TOKEN": "very-secret-token"}, Path("/nonexistent"))
+    config = settings.Config.from_env({"DISCORD_TOKEN": "very-secret-token"}, Path("/nonexistent"))
     assert config.token == "very-secret-token"
     assert "very-secret-token" not in repr(config) and "very-secret-token" not in str(config)
 
 
 def test_dotenv_is_read_next_to_bot_py(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Path(entry.__file__).resolve().parent / ".env" == entry.DOTENV
+    assert Path(entry.__file__).resolve().parent / ".env" == settings.DOTENV
     (tmp_path / ".env").write_text("BOARDBOT_WORKERS=7\n")
     monkeypatch.chdir(tmp_path)  # a .env in the working directory is not the README's
-    assert entry.Config.from_env({}).workers == entry.Config.workers
-    monkeypatch.setattr(entry, "DOTENV", tmp_path / ".env")
-    assert entry.Config.from_env({}).workers == 7
+    assert settings.Config.from_env({}).workers == settings.Config.workers
+    monkeypatch.setattr(settings, "DOTENV", tmp_path / ".env")
+    assert settings.Config.from_env({}).workers == 7
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "1e400", "soon", "²"])
 def test_bad_settings_stop_the_start_with_one_line(value: str) -> None:
     with pytest.raises(SystemExit, match="config error: BOARDBOT_TURN_SECONDS"):
-        entry.Config.from_env({"BOARDBOT_TURN_SECONDS": value}, Path("/nonexistent"))
-    assert not math.isnan(entry.Config().turn_seconds)
+        settings.Config.from_env({"BOARDBOT_TURN_SECONDS": value}, Path("/nonexistent"))
+    assert not math.isnan(settings.Config().turn_seconds)
 
 
 async def test_a_lobby_refusal_by_someone_new_leaves_no_player_row(

@@ -350,7 +350,7 @@ async def test_console_train_and_agents(lobby: Lobby) -> None:
     import asyncio
     import io
 
-    from console import run_console
+    from console.run import run_console
 
     script = (
         f"/train game:connect4 agent:{KIND} games:20\n/wait\n/agents game:connect4\n"

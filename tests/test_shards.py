@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bot
+from boot.errors import ConfigError
+from boot.settings import Config
 from db.instance import AlreadyRunning, InstanceLock, PgInstanceLock
 from db.shards import Shards, parse_shards
 from db.store import Store
@@ -65,11 +66,11 @@ def test_bad_shard_settings_stop_the_start_with_one_line(tmp_path: Path) -> None
         ({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "2-4"}, "from 0 to 3"),
         ({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "3-1"}, "from 0 to 3"),
     ):
-        with pytest.raises(bot.ConfigError, match=words):
-            bot.Config.from_env(env, dotenv)
-    config = bot.Config.from_env({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "0,2"}, dotenv)
+        with pytest.raises(ConfigError, match=words):
+            Config.from_env(env, dotenv)
+    config = Config.from_env({"BOARDBOT_SHARD_COUNT": "4", "BOARDBOT_SHARDS": "0,2"}, dotenv)
     assert config.shards == Shards(4, frozenset({0, 2}))
-    assert bot.Config.from_env({}, dotenv).shards is None
+    assert Config.from_env({}, dotenv).shards is None
 
 
 @settings(
