@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from db import rows
 from engine.agents import registry
 from lobby.pool import EnginePool
 from tests import machine
@@ -120,6 +121,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         if seconds > 0:
             faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(autouse=True)
+def _undecodable_rows_reported_per_test() -> Iterator[None]:
+    """A row that does not decode is logged once per process (`db.rows`); each test has its
+    own database, so each starts with none reported (in a parallel run a worker process runs
+    many tests, and another test's row of the same table and id would hide this one's)."""
+    rows._REPORTED.clear()
+    yield
 
 
 @pytest.fixture(scope="session")
