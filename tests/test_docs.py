@@ -66,3 +66,40 @@ def test_no_doc_speaks_of_how_it_was_made() -> None:
         if PROCESS_WORDS.search(line)
     ]
     assert len(docs) >= 8 and found == []
+
+
+PACKAGES = ("engine", "db", "lobby", "cogs", "console", "boot", "tools", "benchmarks", "tests")
+NAMED = re.compile(r"`((?:[A-Za-z_<>][\w<>.-]*/)*[A-Za-z_][\w]*(?:\.py|/))`")
+
+
+def _exists(name: str) -> bool:
+    """A path from the root or inside a package (`<game>` stands for any game's folder), or a
+    bare module name that some package holds (a doc's list of one package's modules names
+    them bare)."""
+    if "/" not in name.rstrip("/"):
+        bare = name.rstrip("/")
+        return (ROOT / bare).exists() or any(
+            p.name == bare for pkg in PACKAGES for p in (ROOT / pkg).rglob(bare)
+        )
+    pattern = name.rstrip("/").replace("<game>", "*")
+    # From the root, or inside a package (`connect4/solver.py` in a list of engine/agents/).
+    return any(True for _ in ROOT.glob(pattern)) or any(
+        True for pkg in PACKAGES for _ in (ROOT / pkg).glob(f"**/{pattern}")
+    )
+
+
+def test_every_module_and_folder_the_docs_name_exists() -> None:
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    missing = sorted(
+        f"{doc.relative_to(ROOT)}: {name}"
+        for doc in docs
+        for name in set(NAMED.findall(doc.read_text("utf-8")))
+        if not _exists(name)
+    )
+    assert missing == []
+
+
+def test_the_module_check_can_fail() -> None:
+    assert _exists("lobby/core.py") and _exists("core.py") and _exists("engine/agents/<game>/")
+    assert _exists("connect4/solver.py") and not _exists("connect4/nosuch.py")
+    assert not _exists("lobby/nosuch.py") and not _exists("nosuch.py")
