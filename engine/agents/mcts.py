@@ -12,7 +12,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Protocol, cast
+from typing import NamedTuple, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -103,19 +103,35 @@ def backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None
         reward = 1.0 - reward
 
 
-class Tree:
-    """The preallocated node arrays of one search (the games' iteration kernels fill them)."""
+class Tree(NamedTuple):
+    """The preallocated node arrays of one search (the games' iteration kernels fill them);
+    counts = [nodes in use], state = [random generator's state], path = the nodes of the
+    iteration under way."""
 
-    def __init__(self, capacity: int, seed: int) -> None:
-        self.child_start = np.zeros(capacity, dtype=np.int32)
-        self.child_count = np.full(capacity, -1, dtype=np.int32)
-        self.moves = np.zeros(capacity, dtype=np.int32)
-        self.visits = np.zeros(capacity, dtype=np.int64)
-        self.wins = np.zeros(capacity, dtype=np.float64)
-        self.term = np.full(capacity, UNKNOWN, dtype=np.float64)
-        self.counts = np.ones(1, dtype=np.int64)
-        self.state = np.array([seed_rng(seed)], dtype=np.uint64)
-        self.path = np.zeros(256, dtype=np.int32)
+    child_start: I32
+    child_count: I32
+    moves: I32
+    visits: I64
+    wins: F64
+    term: F64
+    counts: I64
+    state: U64
+    path: I32
+
+    @classmethod
+    def new(cls, capacity: int, seed: int) -> Tree:
+        """A tree of `capacity` nodes holding only its root."""
+        return cls(
+            np.zeros(capacity, dtype=np.int32),
+            np.full(capacity, -1, dtype=np.int32),
+            np.zeros(capacity, dtype=np.int32),
+            np.zeros(capacity, dtype=np.int64),
+            np.zeros(capacity, dtype=np.float64),
+            np.full(capacity, UNKNOWN, dtype=np.float64),
+            np.ones(1, dtype=np.int64),
+            np.array([seed_rng(seed)], dtype=np.uint64),
+            np.zeros(256, dtype=np.int32),
+        )
 
     def root_children(self) -> list[tuple[int, int, float]]:
         """(move, visits, wins) of every root child."""
@@ -178,7 +194,7 @@ class MCTSAgent(Agent):
             # Allocating the full tree takes 20-60 ms: a short move cannot fill more than about
             # 5M nodes a second anyway (Connect Four's fastest rate, 7 children per expansion).
             capacity = min(capacity, int(budget.time * 5_000_000) + 1024)
-        tree = Tree(capacity, seed)
+        tree = Tree.new(capacity, seed)
         run = game_kit.mcts_runner(state, tree, self.c)
         done = 0
         # Under a clock, a small first chunk measures the speed before committing: 1000 Othello

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.agents.mcts import F64, I32, I64, ONGOING, U64, UNKNOWN, Tree, backup, select_child
+from engine.agents.mcts import ONGOING, UNKNOWN, Tree, backup, select_child
 from engine.games import c4kernels as c4k
 from engine.games.base import GameState
 from engine.games.bits import kernel
@@ -23,17 +23,18 @@ def simulate(
     k: int,
     iterations: int,
     c: float,
-    child_start: I32,
-    child_count: I32,
-    moves: I32,
-    visits: I64,
-    wins: F64,
-    term: F64,
-    counts: I64,
-    state: U64,
-    path: I32,
+    tree: Tree,
 ) -> None:
-    """Run Connect Four MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
+    """Run Connect Four MCTS iterations on the array tree (`Tree` says what its arrays hold)."""
+    child_start = tree.child_start
+    child_count = tree.child_count
+    moves = tree.moves
+    visits = tree.visits
+    wins = tree.wins
+    term = tree.term
+    counts = tree.counts
+    state = tree.state
+    path = tree.path
     h = rows + 1
     bottom = c4k.bottom_mask(rows, cols)
     board = c4k.board_mask(rows, cols)
@@ -94,9 +95,6 @@ def runner(state: GameState, tree: Tree, c: float) -> Callable[[int], None]:
     rows, cols, k = state.rows, state.cols, state.k
 
     def run(n: int) -> None:
-        simulate(
-            cur, mask, rows, cols, k, n, c, tree.child_start, tree.child_count, tree.moves,
-            tree.visits, tree.wins, tree.term, tree.counts, tree.state, tree.path,
-        )  # fmt: skip
+        simulate(cur, mask, rows, cols, k, n, c, tree)
 
     return run

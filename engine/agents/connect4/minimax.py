@@ -24,7 +24,15 @@ from engine.agents.base import (
 )
 from engine.agents.connect4 import evals
 from engine.agents.connect4.lines import centre_order, win_cells
-from engine.agents.connect4.search import INF, MATE_BOUND, TT_BITS, chance_root, root
+from engine.agents.connect4.search import (
+    INF,
+    MATE_BOUND,
+    TT_BITS,
+    Variant,
+    Work,
+    chance_root,
+    root,
+)
 from engine.agents.searchparams import CHANCE, DEFAULT_DEPTH
 from engine.games import c4kernels as kern
 from engine.games.base import GameState
@@ -41,17 +49,19 @@ class _Search:
     def __init__(self, state: Connect4State, eval_name: str) -> None:
         rows, cols, k = state.rows, state.cols, state.k
         self.state = state
-        self.g = np.array([rows, cols, k, evals.eval_id(eval_name), 64 - TT_BITS], np.int64)
-        self.gb = np.array(
-            [kern.bottom_mask(rows, cols), kern.board_mask(rows, cols)], dtype=np.uint64
-        )
-        self.tt = np.zeros(2 << TT_BITS, np.uint64)
         max_ply = rows * cols + 2
-        self.killers = np.full(2 * max_ply, -1, np.int64)
-        self.history = np.zeros(64, np.int64)
-        self.order = np.array(centre_order(cols), np.int64)
-        self.buf = np.zeros(max_ply * 2 * cols, np.int64)
-        self.wmask, self.wbelow, self.wdir = evals.tables(rows, cols, k)
+        self.variant = Variant(
+            np.array([rows, cols, k, evals.eval_id(eval_name), 64 - TT_BITS], np.int64),
+            np.array([kern.bottom_mask(rows, cols), kern.board_mask(rows, cols)], np.uint64),
+            np.array(centre_order(cols), np.int64),
+            *evals.tables(rows, cols, k),
+        )
+        self.work = Work(
+            np.zeros(2 << TT_BITS, np.uint64),
+            np.full(2 * max_ply, -1, np.int64),
+            np.zeros(64, np.int64),
+            np.zeros(max_ply * 2 * cols, np.int64),
+        )
         self.cur = np.uint64(state.current)
         self.mask = np.uint64(state.mask)
         self.nodes = 0
@@ -126,7 +136,7 @@ class _Search:
         self, deadline: float | None, node_budget: int | None, max_depth: int
     ) -> tuple[int, int, int, dict[int, int]]:
         """(best column, value, depth reached, the best value of every completed depth)."""
-        cols = int(self.g[1])
+        cols = self.state.cols
         values: dict[int, int] = {}
         best = [-1]
 
@@ -137,17 +147,9 @@ class _Search:
                 self.mask,
                 depth,
                 best[0],
-                self.g,
-                self.gb,
-                self.tt,
-                self.killers,
-                self.history,
+                self.variant,
+                self.work,
                 stats,
-                self.order,
-                self.buf,
-                self.wmask,
-                self.wbelow,
-                self.wdir,
                 vals,
             )
             if not stats[2]:
@@ -172,17 +174,9 @@ class _Search:
                 self.mask,
                 depth,
                 chance_plies,
-                self.g,
-                self.gb,
-                self.tt,
-                self.killers,
-                self.history,
+                self.variant,
+                self.work,
                 stats,
-                self.order,
-                self.buf,
-                self.wmask,
-                self.wbelow,
-                self.wdir,
             )
             return int(col), float(val)
 

@@ -11,7 +11,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,21 @@ I64 = npt.NDArray[np.int64]
 
 WIN = 1000  # heuristic scores stay within +-999; proven results are +-(WIN + Pons score)
 DEFAULT_TIME = 0.9
+
+
+class Tables(NamedTuple):
+    """What the heuristic search reads and writes: exactly that, since numba counts a
+    reference to every array a kernel is handed, at every node."""
+
+    h: int  # bits per column: rows + 1
+    cells: int
+    bottom: np.uint64
+    board: np.uint64
+    odd_rows: np.uint64  # the cells of the odd rows (1st, 3rd, ...)
+    windows: U64  # every line of four cells
+    colmasks: U64  # the columns, centre first (the solver's)
+    movebuf: U64  # per ply: the moves, then their scores (the solver's buffers)
+    scorebuf: I64
 
 
 @kernel
@@ -72,47 +87,44 @@ def _alphabeta(
     depth: int,
     alpha: int,
     beta: int,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    odd_rows: np.uint64,
-    windows: U64,
-    colmasks: U64,
-    movebuf: U64,
-    scorebuf: I64,
+    tables: Tables,
     stats: I64,
     deadline: float,
 ) -> int:
     """Depth-limited negamax; the side to move cannot win on the spot (callers check)."""
     if sv._out_of_budget(stats, deadline):
         return 0
-    possible = sv.non_losing(cur, mask, h, bottom, board)
+    # The arrays are read through `tables.` at each use, not bound to names: a name that lives
+    # across branches costs numba a reference count update per node.
+    h = tables.h
+    cells = tables.cells
+    board = tables.board
+    possible = sv.non_losing(cur, mask, h, tables.bottom, board)
     if possible == np.uint64(0):
         return -(WIN + (cells - ply) // 2)
     if ply >= cells - 2:
         return 0
     if depth <= 0:
-        return evaluate(cur, mask, ply, h, board, odd_rows, windows)
+        return evaluate(cur, mask, ply, h, board, tables.odd_rows, tables.windows)
     n = 0
     base = ply * 16
-    for i in range(colmasks.shape[0]):
-        move = possible & colmasks[i]
+    for i in range(tables.colmasks.shape[0]):
+        move = possible & tables.colmasks[i]
         if move:
             score = popcount(sv.winning_cells(cur | move, mask, h, board))
             j = n
-            while j > 0 and scorebuf[base + j - 1] < score:
-                movebuf[base + j] = movebuf[base + j - 1]
-                scorebuf[base + j] = scorebuf[base + j - 1]
+            while j > 0 and tables.scorebuf[base + j - 1] < score:
+                tables.movebuf[base + j] = tables.movebuf[base + j - 1]
+                tables.scorebuf[base + j] = tables.scorebuf[base + j - 1]
                 j -= 1
-            movebuf[base + j] = move
-            scorebuf[base + j] = score
+            tables.movebuf[base + j] = move
+            tables.scorebuf[base + j] = score
             n += 1
     for i in range(n):
-        move = movebuf[base + i]
+        move = tables.movebuf[base + i]
         score = -_alphabeta(
-            cur ^ mask, mask | move, ply + 1, depth - 1, -beta, -alpha, h, cells, bottom, board,
-            odd_rows, windows, colmasks, movebuf, scorebuf, stats, deadline,
+            cur ^ mask, mask | move, ply + 1, depth - 1, -beta, -alpha, tables, stats,
+            deadline,
         )  # fmt: skip
         if stats[2]:
             return 0
@@ -130,20 +142,16 @@ def _root_scores(
     ply: int,
     depth: int,
     cols: I64,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    odd_rows: np.uint64,
-    windows: U64,
-    colmasks: U64,
-    movebuf: U64,
-    scorebuf: I64,
+    tables: Tables,
     stats: I64,
     deadline: float,
     out: I64,
 ) -> None:
     """Heuristic value of each candidate column (exact scores, full window, for ranking)."""
+    h = tables.h
+    cells = tables.cells
+    bottom = tables.bottom
+    board = tables.board
     for i in range(cols.shape[0]):
         col = cols[i]
         move = ((mask + bottom) & board) & (((np.uint64(1) << np.uint64(h - 1)) - np.uint64(1))
@@ -157,8 +165,8 @@ def _root_scores(
             out[i] = -(WIN + (cells - ply) // 2)
             continue
         out[i] = -_alphabeta(
-            child_cur, child_mask, ply + 1, depth - 1, -10 * WIN, 10 * WIN, h, cells, bottom,
-            board, odd_rows, windows, colmasks, movebuf, scorebuf, stats, deadline,
+            child_cur, child_mask, ply + 1, depth - 1, -10 * WIN, 10 * WIN, tables,
+            stats, deadline,
         )  # fmt: skip
         if stats[2]:
             return
@@ -275,10 +283,12 @@ class ExpertAgent(Agent):
         """Columns by iterative-deepening heuristic value (centre first on ties), within 15%
         of the time budget and of the node budget."""
         ctx = sv._context(state)
-        h, cells, bottom, board = ctx.h, ctx.cells, ctx.bottom, ctx.board
+        h, cells = ctx.h, ctx.cells
         odd_rows = np.uint64(sum(1 << (c * h + r) for c in range(state.cols)
                                  for r in range(0, state.rows, 2)))  # fmt: skip
         windows = window_array(state.rows, state.cols, 4)
+        tables = Tables(h, cells, ctx.bottom, ctx.board, odd_rows, windows,
+                        ctx.variant.colmasks, ctx.work.movebuf, ctx.work.scorebuf)  # fmt: skip
         order = centre_order(state.cols)
         cols = np.array([c for c in order if c in safe], dtype=np.int64)
         stop = math.inf if total is None else t0 + 0.15 * total
@@ -290,10 +300,7 @@ class ExpertAgent(Agent):
         cur, mask = np.uint64(state.current), np.uint64(state.mask)
         for depth in range(2, min(max_depth, cells - state.ply) + 1):
             stats = sv._stats(None if node_cap is None else max(1, node_cap * 15 // 100 - nodes))
-            _root_scores(
-                cur, mask, state.ply, depth, cols, h, cells, bottom, board, odd_rows, windows,
-                ctx.colmasks, ctx.movebuf, ctx.scorebuf, stats, stop, out,
-            )  # fmt: skip
+            _root_scores(cur, mask, state.ply, depth, cols, tables, stats, stop, out)
             nodes += int(stats[0])
             if stats[2]:
                 break

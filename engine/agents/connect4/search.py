@@ -6,6 +6,8 @@ docs/agents.md.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 import numpy.typing as npt
@@ -26,34 +28,40 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _VALUE_BIAS = 1 << 31  # TT values are stored biased, as unsigned 32-bit numbers
 
-# A numba call's node limit is sized to about this much work at the measured speed.
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+
+
+class Variant(NamedTuple):
+    """What the search reads of a variant, built once per move."""
+
+    g: I64  # rows, cols, k, evaluation id, transposition table shift
+    gb: U64  # bottom cells, board cells
+    order: I64  # the columns, centre first
+    wmask: U64  # the evaluation's windows (`evals.tables`)
+    wbelow: U64
+    wdir: I64
+
+
+class Work(NamedTuple):
+    """What the search writes and keeps from one call to the next within a move."""
+
+    tt: U64  # (key, packed value and info) pairs
+    killers: I64  # two per ply
+    history: I64  # per column
+    buf: I64  # per ply: the ordered columns, then their scores
 
 
 _I64 = nb.types.int64[::1]
 _U64 = nb.types.uint64[::1]
-# The recursive kernels get explicit signatures (see `engine.games.bits.typed_kernel`).
-_SEARCH_ARGS = (
-    nb.types.uint64,  # cur
-    nb.types.uint64,  # mask
-    nb.types.int64,  # depth
-)
-_TAIL_ARGS = (
-    _I64,  # g
-    _U64,  # gb
-    _U64,  # tt: (key, packed value and info) pairs
-    _I64,  # killers
-    _I64,  # history
-    _I64,  # stats
-    _I64,  # order
-    _I64,  # buf
-    _U64,  # wmask
-    _U64,  # wbelow
-    _I64,  # wdir
-)
-_NEGAMAX_SIG = nb.types.int64(
-    *_SEARCH_ARGS, nb.types.int64, nb.types.int64, nb.types.int64, *_TAIL_ARGS
-)
-_CHANCE_SIG = nb.types.float64(*_SEARCH_ARGS, nb.types.int64, nb.types.int64, *_TAIL_ARGS)
+_VARIANT = nb.types.NamedTuple((_I64, _U64, _I64, _U64, _U64, _I64), Variant)  # type: ignore[no-untyped-call]
+_WORK = nb.types.NamedTuple((_U64, _I64, _I64, _I64), Work)  # type: ignore[no-untyped-call]
+# The recursive kernels get explicit signatures (see `engine.games.bits.typed_kernel`):
+# (cur, mask, depth, ...), then the tables and the counters (nodes, node limit, stopped flag).
+_POSITION = (nb.types.uint64, nb.types.uint64, nb.types.int64)
+_TABLES = (_VARIANT, _WORK, _I64)
+_NEGAMAX_SIG = nb.types.int64(*_POSITION, nb.types.int64, nb.types.int64, nb.types.int64, *_TABLES)
+_CHANCE_SIG = nb.types.float64(*_POSITION, nb.types.int64, nb.types.int64, *_TABLES)
 
 
 @typed_kernel(_NEGAMAX_SIG)
@@ -64,29 +72,23 @@ def _negamax(
     alpha: int,
     beta: int,
     ply: int,
-    g: npt.NDArray[np.int64],
-    gb: npt.NDArray[np.uint64],
-    tt: npt.NDArray[np.uint64],
-    killers: npt.NDArray[np.int64],
-    history: npt.NDArray[np.int64],
-    stats: npt.NDArray[np.int64],
-    order: npt.NDArray[np.int64],
-    buf: npt.NDArray[np.int64],
-    wmask: npt.NDArray[np.uint64],
-    wbelow: npt.NDArray[np.uint64],
-    wdir: npt.NDArray[np.int64],
+    variant: Variant,
+    work: Work,
+    stats: I64,
 ) -> int:
-    """Negamax value for the side to move (g = rows, cols, k, eval id, tt shift; gb = bottom,
-    board; stats = nodes, node limit, stopped flag). Returns 0 at once once stopped."""
+    """Negamax value for the side to move (stats = nodes, node limit, stopped flag). Returns 0
+    at once once stopped."""
     stats[0] += 1
     if stats[0] >= stats[1]:
         stats[2] = 1
         return 0
-    rows = g[0]
-    cols = g[1]
-    k = g[2]
-    bottom = gb[0]
-    board = gb[1]
+    # The tables are read through `variant.` and `work.` at each use, not bound to names: a
+    # name that lives across branches costs numba a reference count update per node.
+    rows = variant.g[0]
+    cols = variant.g[1]
+    k = variant.g[2]
+    bottom = variant.gb[0]
+    board = variant.gb[1]
     legal = (mask + bottom) & board
     if legal == ZERO:
         return 0
@@ -104,13 +106,15 @@ def _negamax(
     if moves == ZERO:
         return -(WIN - ply - 2)
     if depth <= 0:
-        return evals.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir)
+        return evals.evaluate(
+            variant.g[3], cur, mask, board, k, ply, variant.wmask, variant.wbelow, variant.wdir
+        )
 
     key = cur + mask
-    idx = 2 * ((key * _HASH_MUL) >> np.uint64(g[4]))
+    idx = 2 * ((key * _HASH_MUL) >> np.uint64(variant.g[4]))
     tt_move = -1
-    if tt[idx] == key:
-        data = tt[idx + 1]
+    if work.tt[idx] == key:
+        data = work.tt[idx + 1]
         info = int(data & _LOW32)
         tt_move = (info >> 10) - 1
         if (info & 0xFF) >= depth:
@@ -133,10 +137,10 @@ def _negamax(
     base = ply * 2 * cols
     n = 0
     h = rows + 1
-    k1 = killers[2 * ply]
-    k2 = killers[2 * ply + 1]
+    k1 = work.killers[2 * ply]
+    k2 = work.killers[2 * ply + 1]
     for t in range(cols):
-        c = order[t]
+        c = variant.order[t]
         if moves & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h)):
             if c == tt_move:
                 score = 1 << 50
@@ -145,21 +149,21 @@ def _negamax(
             elif c == k2:
                 score = 1 << 48
             else:
-                score = history[c]
+                score = work.history[c]
             j = n
-            while j > 0 and buf[base + cols + j - 1] < score:
-                buf[base + j] = buf[base + j - 1]
-                buf[base + cols + j] = buf[base + cols + j - 1]
+            while j > 0 and work.buf[base + cols + j - 1] < score:
+                work.buf[base + j] = work.buf[base + j - 1]
+                work.buf[base + cols + j] = work.buf[base + cols + j - 1]
                 j -= 1
-            buf[base + j] = c
-            buf[base + cols + j] = score
+            work.buf[base + j] = c
+            work.buf[base + cols + j] = score
             n += 1
 
     alpha0 = alpha
     best = -INF
     best_col = -1
     for i in range(n):
-        c = buf[base + i]
+        c = work.buf[base + i]
         mv = moves & (((ONE << np.uint64(rows)) - ONE) << np.uint64(c * h))
         v = -_negamax(
             opp,
@@ -168,17 +172,9 @@ def _negamax(
             -beta,
             -alpha,
             ply + 1,
-            g,
-            gb,
-            tt,
-            killers,
-            history,
+            variant,
+            work,
             stats,
-            order,
-            buf,
-            wmask,
-            wbelow,
-            wdir,
         )
         if stats[2]:
             return 0
@@ -189,9 +185,9 @@ def _negamax(
             alpha = v
         if alpha >= beta:
             if c != tt_move and c != k1:
-                killers[2 * ply + 1] = k1
-                killers[2 * ply] = c
-            history[c] += depth * depth
+                work.killers[2 * ply + 1] = k1
+                work.killers[2 * ply] = c
+            work.history[c] += depth * depth
             break
 
     flag = EXACT
@@ -204,9 +200,9 @@ def _negamax(
         stored += ply
     elif stored < -MATE_BOUND:
         stored -= ply
-    tt[idx] = key
+    work.tt[idx] = key
     info = min(depth, 255) | (flag << 8) | ((best_col + 1) << 10)
-    tt[idx + 1] = (np.uint64(stored + _VALUE_BIAS) << _S32) | np.uint64(info)
+    work.tt[idx + 1] = (np.uint64(stored + _VALUE_BIAS) << _S32) | np.uint64(info)
     return best
 
 
@@ -216,17 +212,9 @@ def root(
     mask: np.uint64,
     depth: int,
     first: int,
-    g: npt.NDArray[np.int64],
-    gb: npt.NDArray[np.uint64],
-    tt: npt.NDArray[np.uint64],
-    killers: npt.NDArray[np.int64],
-    history: npt.NDArray[np.int64],
-    stats: npt.NDArray[np.int64],
-    order: npt.NDArray[np.int64],
-    buf: npt.NDArray[np.int64],
-    wmask: npt.NDArray[np.uint64],
-    wbelow: npt.NDArray[np.uint64],
-    wdir: npt.NDArray[np.int64],
+    variant: Variant,
+    work: Work,
+    stats: I64,
     root_vals: npt.NDArray[np.int64],
 ) -> tuple[int, int]:
     """One alpha-beta iteration at the root: (best column, its value); `first` is tried first.
@@ -234,6 +222,9 @@ def root(
     Moves that lose at once (under an opponent's winning cell) are searched only when nothing
     else is legal. `root_vals[c]` gets each searched column's value (a bound for non-best ones).
     """
+    g = variant.g
+    gb = variant.gb
+    order = variant.order
     rows = g[0]
     cols = g[1]
     k = g[2]
@@ -264,17 +255,9 @@ def root(
                 -INF,
                 -alpha,
                 1,
-                g,
-                gb,
-                tt,
-                killers,
-                history,
+                variant,
+                work,
                 stats,
-                order,
-                buf,
-                wmask,
-                wbelow,
-                wdir,
             )
         if stats[2]:
             return best_col, alpha
@@ -292,20 +275,14 @@ def _chance(
     depth: int,
     chance_left: int,
     ply: int,
-    g: npt.NDArray[np.int64],
-    gb: npt.NDArray[np.uint64],
-    tt: npt.NDArray[np.uint64],
-    killers: npt.NDArray[np.int64],
-    history: npt.NDArray[np.int64],
-    stats: npt.NDArray[np.int64],
-    order: npt.NDArray[np.int64],
-    buf: npt.NDArray[np.int64],
-    wmask: npt.NDArray[np.uint64],
-    wbelow: npt.NDArray[np.uint64],
-    wdir: npt.NDArray[np.int64],
+    variant: Variant,
+    work: Work,
+    stats: I64,
 ) -> float:
     """Value for the side to move when it plays uniformly at random (a chance layer)."""
     stats[0] += 1
+    g = variant.g
+    gb = variant.gb
     rows = g[0]
     cols = g[1]
     k = g[2]
@@ -315,7 +292,11 @@ def _chance(
     if legal == ZERO:
         return 0.0
     if depth <= 0:
-        return float(evals.evaluate(g[3], cur, mask, board, k, ply, wmask, wbelow, wdir))
+        return float(
+            evals.evaluate(
+                g[3], cur, mask, board, k, ply, variant.wmask, variant.wbelow, variant.wdir
+            )
+        )
     opp = cur ^ mask
     total = 0.0
     n = 0
@@ -335,17 +316,9 @@ def _chance(
                 depth - 1,
                 chance_left - 1,
                 ply + 1,
-                g,
-                gb,
-                tt,
-                killers,
-                history,
+                variant,
+                work,
                 stats,
-                order,
-                buf,
-                wmask,
-                wbelow,
-                wdir,
             )
         else:
             total -= _negamax(
@@ -355,17 +328,9 @@ def _chance(
                 -INF,
                 INF,
                 ply + 1,
-                g,
-                gb,
-                tt,
-                killers,
-                history,
+                variant,
+                work,
                 stats,
-                order,
-                buf,
-                wmask,
-                wbelow,
-                wdir,
             )
         if stats[2]:
             return 0.0
@@ -378,19 +343,14 @@ def chance_root(
     mask: np.uint64,
     depth: int,
     chance_plies: int,
-    g: npt.NDArray[np.int64],
-    gb: npt.NDArray[np.uint64],
-    tt: npt.NDArray[np.uint64],
-    killers: npt.NDArray[np.int64],
-    history: npt.NDArray[np.int64],
-    stats: npt.NDArray[np.int64],
-    order: npt.NDArray[np.int64],
-    buf: npt.NDArray[np.int64],
-    wmask: npt.NDArray[np.uint64],
-    wbelow: npt.NDArray[np.uint64],
-    wdir: npt.NDArray[np.int64],
+    variant: Variant,
+    work: Work,
+    stats: I64,
 ) -> tuple[int, float]:
     """The root max node over chance layers: (best column, expected value), centre-first ties."""
+    g = variant.g
+    gb = variant.gb
+    order = variant.order
     rows = g[0]
     cols = g[1]
     k = g[2]
@@ -416,17 +376,9 @@ def chance_root(
                 depth - 1,
                 chance_plies,
                 1,
-                g,
-                gb,
-                tt,
-                killers,
-                history,
+                variant,
+                work,
                 stats,
-                order,
-                buf,
-                wmask,
-                wbelow,
-                wdir,
             )
         else:
             v = -float(
@@ -437,17 +389,9 @@ def chance_root(
                     -INF,
                     INF,
                     1,
-                    g,
-                    gb,
-                    tt,
-                    killers,
-                    history,
+                    variant,
+                    work,
                     stats,
-                    order,
-                    buf,
-                    wmask,
-                    wbelow,
-                    wdir,
                 )
             )
         if stats[2]:

@@ -43,6 +43,26 @@ class BudgetExceeded(RuntimeError):
     """The node limit or the deadline ran out before the answer was known."""
 
 
+class Variant(NamedTuple):
+    """What the kernels read of a board size (the column masks centre first). Only what the
+    search reads at every node: numba counts a reference to every array a kernel is handed."""
+
+    h: int  # bits per column: rows + 1
+    cells: int
+    bottom: np.uint64
+    board: np.uint64
+    colmasks: U64
+
+
+class Work(NamedTuple):
+    """What the kernels write: the transposition table and the per-ply move buffers."""
+
+    keys: U64
+    vals: npt.NDArray[np.uint8]
+    movebuf: U64
+    scorebuf: I64
+
+
 # --------------------------------------------------------------------------------------------
 # numba kernels
 
@@ -114,15 +134,8 @@ def _negamax(
     ply: int,
     alpha: int,
     beta: int,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    colmasks: U64,
-    keys: U64,
-    vals: npt.NDArray[np.uint8],
-    movebuf: U64,
-    scorebuf: I64,
+    variant: Variant,
+    work: Work,
     stats: I64,
     deadline: float,
 ) -> int:
@@ -133,6 +146,12 @@ def _negamax(
     """
     if _out_of_budget(stats, deadline):
         return 0
+    # The arrays are read through `variant.` and `work.` at each use, not bound to names: a
+    # name that lives across branches costs numba a reference count update per node.
+    h = variant.h
+    cells = variant.cells
+    bottom = variant.bottom
+    board = variant.board
     possible = non_losing(cur, mask, h, bottom, board)
     if possible == ZERO:
         return -((cells - ply) // 2)
@@ -147,9 +166,11 @@ def _negamax(
     min_score = -(cells // 2) + 3
     max_score = (cells + 1) // 2 - 3
     key = cur + mask
-    slot = key % np.uint64(keys.shape[0])
-    if keys[slot] == key and vals[slot] != 0:  # 0 marks an empty slot (the empty board has key 0)
-        val = int(vals[slot])
+    slot = key % np.uint64(work.keys.shape[0])
+    if (
+        work.keys[slot] == key and work.vals[slot] != 0
+    ):  # 0 marks an empty slot (the empty board has key 0)
+        val = int(work.vals[slot])
         if val > max_score - min_score + 1:  # a lower bound
             lb = val + 2 * min_score - max_score - 2
             if alpha < lb:
@@ -168,48 +189,41 @@ def _negamax(
             return beta
     # Order the candidates: most threats created first; centre first among equals.
     n = 0
-    for i in range(colmasks.shape[0]):
-        move = possible & colmasks[i]
+    for i in range(variant.colmasks.shape[0]):
+        move = possible & variant.colmasks[i]
         if move:
             score = popcount(winning_cells(cur | move, mask, h, board))
             j = n
-            while j > 0 and scorebuf[ply * 16 + j - 1] < score:
-                movebuf[ply * 16 + j] = movebuf[ply * 16 + j - 1]
-                scorebuf[ply * 16 + j] = scorebuf[ply * 16 + j - 1]
+            while j > 0 and work.scorebuf[ply * 16 + j - 1] < score:
+                work.movebuf[ply * 16 + j] = work.movebuf[ply * 16 + j - 1]
+                work.scorebuf[ply * 16 + j] = work.scorebuf[ply * 16 + j - 1]
                 j -= 1
-            movebuf[ply * 16 + j] = move
-            scorebuf[ply * 16 + j] = score
+            work.movebuf[ply * 16 + j] = move
+            work.scorebuf[ply * 16 + j] = score
             n += 1
     for i in range(n):
-        move = movebuf[ply * 16 + i]
+        move = work.movebuf[ply * 16 + i]
         score = -_negamax(
             cur ^ mask,
             mask | move,
             ply + 1,
             -beta,
             -alpha,
-            h,
-            cells,
-            bottom,
-            board,
-            colmasks,
-            keys,
-            vals,
-            movebuf,
-            scorebuf,
+            variant,
+            work,
             stats,
             deadline,
         )
         if stats[_ABORTED]:
             return 0
         if score >= beta:
-            keys[slot] = key
-            vals[slot] = np.uint8(score + max_score - 2 * min_score + 2)
+            work.keys[slot] = key
+            work.vals[slot] = np.uint8(score + max_score - 2 * min_score + 2)
             return score
         if score > alpha:
             alpha = score
-    keys[slot] = key
-    vals[slot] = np.uint8(alpha - min_score + 1)
+    work.keys[slot] = key
+    work.vals[slot] = np.uint8(alpha - min_score + 1)
     return alpha
 
 
@@ -225,20 +239,14 @@ def _solve(
     mask: np.uint64,
     ply: int,
     weak: bool,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    colmasks: U64,
-    keys: U64,
-    vals: npt.NDArray[np.uint8],
-    movebuf: U64,
-    scorebuf: I64,
+    variant: Variant,
+    work: Work,
     stats: I64,
     deadline: float,
 ) -> int:
     """The score of a position by null-window dichotomy (weak: only its sign is exact)."""
-    if can_win_next(cur, mask, h, bottom, board):
+    cells = variant.cells
+    if can_win_next(cur, mask, variant.h, variant.bottom, variant.board):
         return (cells + 1 - ply) // 2
     lo = -((cells - ply) // 2)
     hi = (cells + 1 - ply) // 2
@@ -257,15 +265,8 @@ def _solve(
             ply,
             med,
             med + 1,
-            h,
-            cells,
-            bottom,
-            board,
-            colmasks,
-            keys,
-            vals,
-            movebuf,
-            scorebuf,
+            variant,
+            work,
             stats,
             deadline,
         )
@@ -283,26 +284,21 @@ def _best_moves(
     cur: np.uint64,
     mask: np.uint64,
     ply: int,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    colmasks: U64,
-    colidx: I64,
-    keys: U64,
-    vals: npt.NDArray[np.uint8],
-    movebuf: U64,
-    scorebuf: I64,
+    variant: Variant,
+    work: Work,
     stats: I64,
     deadline: float,
+    colidx: I64,
 ) -> tuple[int, int]:
     """(score, bit set of the columns reaching it): one null-window test per move."""
-    s = _solve(
-        cur, mask, ply, False, h, cells, bottom, board, colmasks, keys, vals, movebuf, scorebuf,
-        stats, deadline,
-    )  # fmt: skip
+    s = _solve(cur, mask, ply, False, variant, work, stats, deadline)
     if stats[_ABORTED]:
         return 0, 0
+    h = variant.h
+    cells = variant.cells
+    bottom = variant.bottom
+    board = variant.board
+    colmasks = variant.colmasks
     best = 0
     possible = (mask + bottom) & board
     opp_threats = winning_cells(cur ^ mask, mask, h, board)
@@ -317,9 +313,8 @@ def _best_moves(
         else:
             # v >= s exactly when the child's score is <= -s.
             r = _negamax(
-                cur ^ mask, mask | move, ply + 1, -s, -s + 1, h, cells, bottom, board, colmasks,
-                keys, vals, movebuf, scorebuf, stats, deadline,
-            )  # fmt: skip
+                cur ^ mask, mask | move, ply + 1, -s, -s + 1, variant, work, stats, deadline
+            )
             if stats[_ABORTED]:
                 return 0, 0
             v = s if r <= -s else s - 1
@@ -335,15 +330,8 @@ def _probe(
     ply: int,
     t: int,
     moves: U64,
-    h: int,
-    cells: int,
-    bottom: np.uint64,
-    board: np.uint64,
-    colmasks: U64,
-    keys: U64,
-    vals: npt.NDArray[np.uint8],
-    movebuf: U64,
-    scorebuf: I64,
+    variant: Variant,
+    work: Work,
     stats: I64,
     deadline: float,
     out: I64,
@@ -358,9 +346,8 @@ def _probe(
     """
     for i in range(moves.shape[0]):
         r = _negamax(
-            cur ^ mask, mask | moves[i], ply + 1, -t - 1, -t, h, cells, bottom, board, colmasks,
-            keys, vals, movebuf, scorebuf, stats, deadline,
-        )  # fmt: skip
+            cur ^ mask, mask | moves[i], ply + 1, -t - 1, -t, variant, work, stats, deadline
+        )
         if stats[_ABORTED]:
             return -2
         if -r > t:
@@ -377,19 +364,19 @@ def _probe(
 class _Context:
     """Per-variant constants and the shared search buffers of this process."""
 
-    def __init__(self, rows: int, cols: int) -> None:
+    def __init__(self, rows: int, cols: int, keys: U64, vals: npt.NDArray[np.uint8]) -> None:
         self.rows, self.cols = rows, cols
         self.h = rows + 1
         self.cells = rows * cols
         self.bottom = np.uint64(sum(1 << (c * self.h) for c in range(cols)))
         self.board = np.uint64(int(self.bottom) * ((1 << rows) - 1))
         order = centre_order(cols)
+        colmasks = np.array([((1 << rows) - 1) << (c * self.h) for c in order], dtype=np.uint64)
         self.colidx = np.array(order, dtype=np.int64)
-        self.colmasks = np.array(
-            [((1 << rows) - 1) << (c * self.h) for c in order], dtype=np.uint64
-        )
-        self.movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
-        self.scorebuf = np.zeros((self.cells + 2) * 16, dtype=np.int64)
+        self.variant = Variant(self.h, self.cells, self.bottom, self.board, colmasks)
+        movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
+        scorebuf = np.zeros((self.cells + 2) * 16, dtype=np.int64)
+        self.work = Work(keys, vals, movebuf, scorebuf)
 
 
 _CONTEXTS: dict[tuple[int, int], _Context] = {}
@@ -406,9 +393,6 @@ def check_variant(state: Connect4State) -> None:
 
 def _context(state: Connect4State) -> _Context:
     check_variant(state)
-    ctx = _CONTEXTS.get((state.rows, state.cols))
-    if ctx is None:
-        ctx = _CONTEXTS[(state.rows, state.cols)] = _Context(state.rows, state.cols)
     variant = (state.rows, state.cols)
     if _TABLE.get("variant") != variant:  # keys of two board sizes could collide: start afresh
         if "keys" not in _TABLE:
@@ -417,6 +401,9 @@ def _context(state: Connect4State) -> _Context:
         else:
             _TABLE["vals"].fill(0)
         _TABLE["variant"] = variant
+    ctx = _CONTEXTS.get(variant)
+    if ctx is None:
+        ctx = _CONTEXTS[variant] = _Context(*variant, _TABLE["keys"], _TABLE["vals"])
     return ctx
 
 
@@ -453,9 +440,8 @@ def _run_solve(
     ctx = _context(state)
     stats = _stats(max_nodes)
     score = _solve(
-        np.uint64(state.current), np.uint64(state.mask), state.ply, weak, ctx.h, ctx.cells,
-        ctx.bottom, ctx.board, ctx.colmasks, _TABLE["keys"], _TABLE["vals"], ctx.movebuf,
-        ctx.scorebuf, stats, math.inf if deadline is None else deadline,
+        np.uint64(state.current), np.uint64(state.mask), state.ply, weak, ctx.variant, ctx.work,
+        stats, math.inf if deadline is None else deadline,
     )  # fmt: skip
     _finish(stats)
     return int(score)
@@ -486,9 +472,8 @@ def best_moves(
     ctx = _context(state)
     stats = _stats(max_nodes)
     score, best = _best_moves(
-        np.uint64(state.current), np.uint64(state.mask), state.ply, ctx.h, ctx.cells, ctx.bottom,
-        ctx.board, ctx.colmasks, ctx.colidx, _TABLE["keys"], _TABLE["vals"], ctx.movebuf,
-        ctx.scorebuf, stats, math.inf if deadline is None else deadline,
+        np.uint64(state.current), np.uint64(state.mask), state.ply, ctx.variant, ctx.work, stats,
+        math.inf if deadline is None else deadline, ctx.colidx,
     )  # fmt: skip
     _finish(stats)
     return int(score), [c for c in range(state.cols) if best >> c & 1]
@@ -530,9 +515,8 @@ def probe(
     out = np.zeros(len(columns), dtype=np.int64)
     stats = _stats(max_nodes)
     found = _probe(
-        np.uint64(state.current), np.uint64(state.mask), state.ply, threshold, moves, ctx.h,
-        ctx.cells, ctx.bottom, ctx.board, ctx.colmasks, _TABLE["keys"], _TABLE["vals"],
-        ctx.movebuf, ctx.scorebuf, stats, math.inf if deadline is None else deadline, out,
+        np.uint64(state.current), np.uint64(state.mask), state.ply, threshold, moves, ctx.variant,
+        ctx.work, stats, math.inf if deadline is None else deadline, out,
     )  # fmt: skip
     SearchCounter.last_nodes = int(stats[_NODES])
     verdicts = {col: int(out[i]) for i, col in enumerate(columns) if out[i]}

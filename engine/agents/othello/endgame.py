@@ -20,6 +20,8 @@ deadline-checked driver runs both.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import numpy.typing as npt
 from numba import types
@@ -71,6 +73,28 @@ ASPIRATION_STEP = 4
 MAX_PLY = 80
 MAX_MOVES = 36
 PASS_MOVE = 64
+
+
+class Tables(NamedTuple):
+    """What the solver reads and writes besides its counters."""
+
+    keys: U64Array  # the transposition table, below
+    vals: I8Array
+    mv: I64Array  # per ply: the moves and their order scores
+    fl: U64Array  # per ply: each move's flips
+    edge: npt.NDArray[np.uint8]  # the stable discs of an edge (`endlast.edge_table`)
+
+
+_TABLES = types.NamedTuple(
+    (
+        types.uint64[:, ::1],
+        types.int8[:, ::1],
+        types.int64[:, :, ::1],
+        types.uint64[:, ::1],
+        types.uint8[::1],
+    ),
+    Tables,
+)  # type: ignore[no-untyped-call]
 
 # -- the table --------------------------------------------------------------------------------
 # keys[i] = (me, opp); vals[i] = (lower, upper, move, empties), empties -1 = free.
@@ -294,12 +318,8 @@ def _neigh_of(x: np.uint64) -> np.uint64:
         types.int64,
         types.int64,
         types.int64,
-        types.uint64[:, ::1],
-        types.int8[:, ::1],
+        _TABLES,
         types.int64[::1],
-        types.int64[:, :, ::1],
-        types.uint64[:, ::1],
-        types.uint8[::1],
     )
 )
 def _pvs(
@@ -308,23 +328,21 @@ def _pvs(
     alpha: int,
     beta: int,
     ply: int,
-    keys: U64Array,
-    vals: I8Array,
+    tables: Tables,
     stats: I64Array,
-    mv: I64Array,
-    fl: U64Array,
-    table: npt.NDArray[np.uint8],
 ) -> int:
     """Exact score with more than SHALLOW_EMPTIES empties (any window; PVS, fail-soft)."""
     stats[_NODES] += 1
     if stats[_NODES] >= stats[_LIMIT]:
         stats[_ABORT] = 1
         return 0
+    # The tables are read through `tables.` at each use, not bound to names: a name that lives
+    # across branches costs numba a reference count update per node.
     occ = me | opp
     n_empty = 64 - popcnt(occ)
     # stability cut-off: the opponent's stable discs bound our score from above
     if alpha >= STABILITY_THRESHOLD[n_empty] and ply > 0:
-        top = 64 - 2 * popcnt(stable_discs(opp, me, table))
+        top = 64 - 2 * popcnt(stable_discs(opp, me, tables.edge))
         if top <= alpha:
             return top
         if top < beta:
@@ -335,18 +353,18 @@ def _pvs(
             return _final(me, opp)
         if ply == 0:
             stats[_BEST] = PASS_MOVE
-        return -_pvs(opp, me, -beta, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
+        return -_pvs(opp, me, -beta, -alpha, ply + 1, tables, stats)
     use_tt = n_empty >= TT_EMPTIES
     s = 0
     tt_move = -1
     if use_tt:
-        s = _slot(me, opp, keys.shape[0])
-        e = _find(me, opp, s, keys, vals)
+        s = _slot(me, opp, tables.keys.shape[0])
+        e = _find(me, opp, s, tables.keys, tables.vals)
         if e >= 0:
-            tt_move = int(vals[e, 2])
+            tt_move = int(tables.vals[e, 2])
             if ply > 0:
-                lo = int(vals[e, 0])
-                hi = int(vals[e, 1])
+                lo = int(tables.vals[e, 0])
+                hi = int(tables.vals[e, 1])
                 if lo >= beta:
                     return lo
                 if hi <= alpha:
@@ -370,57 +388,57 @@ def _pvs(
         bit = ONE << np.uint64(sq)
         moves ^= bit
         f = flip(me, opp, sq)
-        mv[ply, 0, n] = sq
-        fl[ply, n] = f
+        tables.mv[ply, 0, n] = sq
+        tables.fl[ply, n] = f
         if sq == tt_move:
-            mv[ply, 1, n] = 1 << 40
+            tables.mv[ply, 1, n] = 1 << 40
         else:
-            mv[ply, 1, n] = _order_score(me, opp, sq, f, odd, n_empty)
+            tables.mv[ply, 1, n] = _order_score(me, opp, sq, f, odd, n_empty)
             if sort_depth >= 0:
                 # the evaluation only breaks near-ties of fastest first: alone it orders worse
                 ev = -_sort_search(opp ^ f, me | f | bit, sort_depth, -(1 << 30), 1 << 30)
-                mv[ply, 1, n] += ev >> 4
+                tables.mv[ply, 1, n] += ev >> 4
         n += 1
     # enhanced transposition cut-off: a child whose table bound already refutes this node
     if n_empty >= ETC_EMPTIES and ply > 0:
         for i in range(n):
-            f = fl[ply, i]
+            f = tables.fl[ply, i]
             c_me = opp ^ f
-            c_opp = me | f | (ONE << np.uint64(mv[ply, 0, i]))
-            cs = _slot(c_me, c_opp, keys.shape[0])
-            ce = _find(c_me, c_opp, cs, keys, vals)
-            if ce >= 0 and -int(vals[ce, 1]) >= beta:
-                return -int(vals[ce, 1])
+            c_opp = me | f | (ONE << np.uint64(tables.mv[ply, 0, i]))
+            cs = _slot(c_me, c_opp, tables.keys.shape[0])
+            ce = _find(c_me, c_opp, cs, tables.keys, tables.vals)
+            if ce >= 0 and -int(tables.vals[ce, 1]) >= beta:
+                return -int(tables.vals[ce, 1])
     best = _NONE
     best_move = -1
     for i in range(n):
         # selection sort step
         j_best = i
         for j in range(i + 1, n):
-            if mv[ply, 1, j] > mv[ply, 1, j_best]:
+            if tables.mv[ply, 1, j] > tables.mv[ply, 1, j_best]:
                 j_best = j
         if j_best != i:
             for r in range(2):
-                t = mv[ply, r, i]
-                mv[ply, r, i] = mv[ply, r, j_best]
-                mv[ply, r, j_best] = t
-            tf = fl[ply, i]
-            fl[ply, i] = fl[ply, j_best]
-            fl[ply, j_best] = tf
-        sq = mv[ply, 0, i]
-        f = fl[ply, i]
+                t = tables.mv[ply, r, i]
+                tables.mv[ply, r, i] = tables.mv[ply, r, j_best]
+                tables.mv[ply, r, j_best] = t
+            tf = tables.fl[ply, i]
+            tables.fl[ply, i] = tables.fl[ply, j_best]
+            tables.fl[ply, j_best] = tf
+        sq = tables.mv[ply, 0, i]
+        f = tables.fl[ply, i]
         c_me = opp ^ f
         c_opp = me | f | (ONE << np.uint64(sq))
         if n_empty - 1 <= SHALLOW_EMPTIES:
-            v = -_below(c_me, c_opp, -beta, -alpha, stats, table)
+            v = -_below(c_me, c_opp, -beta, -alpha, stats, tables.edge)
         elif i == 0:
-            v = -_pvs(c_me, c_opp, -beta, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
+            v = -_pvs(c_me, c_opp, -beta, -alpha, ply + 1, tables, stats)
         else:
-            v = -_pvs(c_me, c_opp, -alpha - 1, -alpha, ply + 1, keys, vals, stats, mv, fl, table)
+            v = -_pvs(c_me, c_opp, -alpha - 1, -alpha, ply + 1, tables, stats)
             if v > alpha and v < beta and stats[_ABORT] == 0:
                 if ply == 0:
                     stats[_ROOT_MOVE] = sq  # proven better than every root move before it
-                v = -_pvs(c_me, c_opp, -beta, -v, ply + 1, keys, vals, stats, mv, fl, table)
+                v = -_pvs(c_me, c_opp, -beta, -v, ply + 1, tables, stats)
         if stats[_ABORT]:
             return 0
         if ply == 0 and (i == 0 or v > alpha):
@@ -433,7 +451,7 @@ def _pvs(
                 if alpha >= beta:
                     break
     if use_tt:
-        _store(me, opp, s, n_empty, alpha0, beta0, best, best_move, keys, vals)
+        _store(me, opp, s, n_empty, alpha0, beta0, best, best_move, tables.keys, tables.vals)
     if ply == 0:
         stats[_BEST] = best_move
     return best
@@ -445,12 +463,8 @@ def _aspiration(
     opp: np.uint64,
     alpha: int,
     beta: int,
-    keys: U64Array,
-    vals: I8Array,
+    tables: Tables,
     stats: I64Array,
-    mv: I64Array,
-    fl: U64Array,
-    table: npt.NDArray[np.uint8],
 ) -> int:
     """`_pvs` at the root for a wide window, as a series of narrow ones.
 
@@ -467,6 +481,8 @@ def _aspiration(
     lo = -64
     hi = 64
     best_move = -1
+    keys = tables.keys
+    vals = tables.vals
     s = _slot(me, opp, keys.shape[0])
     e = _find(me, opp, s, keys, vals)
     if e >= 0:
@@ -492,7 +508,7 @@ def _aspiration(
         g = min(max(g, lo, alpha + 1), hi, beta - 1)
         a = max(g - 1, alpha)
         b = min(g + 1, beta)
-        v = _pvs(me, opp, a, b, 0, keys, vals, stats, mv, fl, table)
+        v = _pvs(me, opp, a, b, 0, tables, stats)
         if stats[_ABORT]:
             return 0
         if v >= b:
@@ -512,12 +528,8 @@ def solve_root(
     opp: np.uint64,
     alpha: int,
     beta: int,
-    keys: U64Array,
-    vals: I8Array,
+    tables: Tables,
     stats: I64Array,
-    mv: I64Array,
-    fl: U64Array,
-    table: npt.NDArray[np.uint8],
 ) -> int:
     """Exact score of the position for `me` within (alpha, beta) (fail-soft); the best move
     goes to stats[_BEST] (PASS_MOVE for a pass, -1 when the game is over)."""
@@ -525,8 +537,8 @@ def solve_root(
     stats[_BEST] = -1
     if n_empty > SHALLOW_EMPTIES:
         if beta - alpha <= 2 or legal_mask(me, opp) == ZERO:
-            return _pvs(me, opp, alpha, beta, 0, keys, vals, stats, mv, fl, table)
-        return _aspiration(me, opp, alpha, beta, keys, vals, stats, mv, fl, table)
+            return _pvs(me, opp, alpha, beta, 0, tables, stats)
+        return _aspiration(me, opp, alpha, beta, tables, stats)
     # small positions: try each root move with the small solvers
     moves = legal_mask(me, opp)
     if moves == ZERO:
@@ -536,7 +548,7 @@ def solve_root(
         stats[_BEST] = PASS_MOVE
         if n_empty == 0:
             return _final(me, opp)
-        return -_below(opp, me, -beta, -alpha, stats, table)
+        return -_below(opp, me, -beta, -alpha, stats, tables.edge)
     best = _NONE
     stats[_NODES] += 1
     while moves:
@@ -549,7 +561,7 @@ def solve_root(
         v = (
             -_final(c_me, c_opp)
             if n_empty == 1
-            else -_below(c_me, c_opp, -beta, -alpha, stats, table)
+            else -_below(c_me, c_opp, -beta, -alpha, stats, tables.edge)
         )
         if v > best:
             best = v

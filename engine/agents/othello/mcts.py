@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.agents.mcts import F64, I32, I64, ONGOING, U64, UNKNOWN, Tree, backup, select_child
+from engine.agents.mcts import ONGOING, UNKNOWN, Tree, backup, select_child
 from engine.games import othkernels as ok
 from engine.games.base import GameState
 from engine.games.bits import kernel, popcount
@@ -22,17 +22,18 @@ def simulate(
     opp0: np.uint64,
     iterations: int,
     c: float,
-    child_start: I32,
-    child_count: I32,
-    moves: I32,
-    visits: I64,
-    wins: F64,
-    term: F64,
-    counts: I64,
-    state: U64,
-    path: I32,
+    tree: Tree,
 ) -> None:
-    """Run Othello MCTS iterations on the array tree. counts = [n_nodes], state = [rng]."""
+    """Run Othello MCTS iterations on the array tree (`Tree` says what its arrays hold)."""
+    child_start = tree.child_start
+    child_count = tree.child_count
+    moves = tree.moves
+    visits = tree.visits
+    wins = tree.wins
+    term = tree.term
+    counts = tree.counts
+    state = tree.state
+    path = tree.path
     n_nodes = counts[0]
     rng = state[0]
     cap = child_start.shape[0]
@@ -101,9 +102,6 @@ def runner(state: GameState, tree: Tree, c: float) -> Callable[[int], None]:
     me, opp = np.uint64(state.me), np.uint64(state.opp)
 
     def run(n: int) -> None:
-        simulate(
-            me, opp, n, c, tree.child_start, tree.child_count, tree.moves, tree.visits,
-            tree.wins, tree.term, tree.counts, tree.state, tree.path,
-        )  # fmt: skip
+        simulate(me, opp, n, c, tree)
 
     return run

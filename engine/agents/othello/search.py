@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +64,18 @@ STANDARD = np.zeros((1, 1), dtype=np.float32)
 # both evaluations share one compiled search instead of compiling it twice.
 STANDARD.setflags(write=False)
 I64Array = npt.NDArray[np.int64]
+
+
+class Tables(NamedTuple):
+    """What the midgame search reads and writes besides its counters."""
+
+    tt_b: U64Array  # transposition table: the (me, opp) boards of each entry
+    tt_v: I32Array  # and its (value, depth, flag, move); depth -1 = free
+    zob: U64Array  # Zobrist keys (`ZOBRIST`)
+    hist: I64Array  # history scores per square
+    mv: I64Array  # per ply: the moves and their order scores
+    fl: U64Array  # per ply: each move's flips
+    pw: F32Array  # the pattern evaluation's weights, or one row for the standard evaluation
 
 
 # -- kernels ----------------------------------------------------------------------------------
@@ -168,22 +180,18 @@ def _negamax(
     alpha: int,
     beta: int,
     ply: int,
-    tt_b: U64Array,
-    tt_v: I32Array,
-    zob: U64Array,
+    tables: Tables,
     stats: I64Array,
-    hist: I64Array,
-    mv: I64Array,
-    fl: U64Array,
-    pw: F32Array,
 ) -> int:
-    """Depth-limited negamax PVS with evaluation at the horizon (fail-soft); `pw` holds the
-    pattern evaluation's weights, or one row for the standard evaluation."""
+    """Depth-limited negamax PVS with evaluation at the horizon (fail-soft)."""
     stats[_NODES] += 1
     if stats[_NODES] >= stats[_LIMIT]:
         stats[_ABORT] = 1
         return 0
+    # The tables are read through `tables.` at each use, not bound to names: a name that lives
+    # across branches costs numba a reference count update per node.
     if depth <= 0:
+        pw = tables.pw
         v = evaluate(me, opp) if pw.shape[0] == 1 else pattern_value(me, opp, pw)
         if v > -WIN and v < WIN:
             stats[LEAVES] += 1
@@ -194,17 +202,15 @@ def _negamax(
             return terminal_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
-        return -_negamax(
-            opp, me, depth - 1, -beta, -alpha, ply + 1, tt_b, tt_v, zob, stats, hist, mv, fl, pw
-        )
-    slot = int(np.int64(_hash(me, opp, zob) & np.uint64(tt_v.shape[0] - 2)))
+        return -_negamax(opp, me, depth - 1, -beta, -alpha, ply + 1, tables, stats)
+    slot = int(np.int64(_hash(me, opp, tables.zob) & np.uint64(tables.tt_v.shape[0] - 2)))
     tt_move = -1
-    s = _tt_find(me, opp, slot, tt_b, tt_v)
+    s = _tt_find(me, opp, slot, tables.tt_b, tables.tt_v)
     if s >= 0:
-        tt_move = tt_v[s, 3]
-        if ply > 0 and tt_v[s, 1] >= depth:
-            val = int(tt_v[s, 0])
-            flag = tt_v[s, 2]
+        tt_move = tables.tt_v[s, 3]
+        if ply > 0 and tables.tt_v[s, 1] >= depth:
+            val = int(tables.tt_v[s, 0])
+            flag = tables.tt_v[s, 2]
             if (
                 flag == _EXACT
                 or (flag == _LOWER and val >= beta)
@@ -212,13 +218,13 @@ def _negamax(
             ):
                 return val
     alpha0 = alpha
-    n = _gen_moves(me, opp, moves, ply, tt_move, depth >= 3, hist, mv, fl)
+    n = _gen_moves(me, opp, moves, ply, tt_move, depth >= 3, tables.hist, tables.mv, tables.fl)
     best = -INF
     best_move = -1
     for i in range(n):
-        _pick(ply, i, n, mv, fl)
-        sq = mv[ply, 0, i]
-        f = fl[ply, i]
+        _pick(ply, i, n, tables.mv, tables.fl)
+        sq = tables.mv[ply, 0, i]
+        f = tables.fl[ply, i]
         bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
@@ -230,14 +236,8 @@ def _negamax(
                 -beta,
                 -alpha,
                 ply + 1,
-                tt_b,
-                tt_v,
-                zob,
+                tables,
                 stats,
-                hist,
-                mv,
-                fl,
-                pw,
             )
         else:
             v = -_negamax(
@@ -247,14 +247,8 @@ def _negamax(
                 -alpha - 1,
                 -alpha,
                 ply + 1,
-                tt_b,
-                tt_v,
-                zob,
+                tables,
                 stats,
-                hist,
-                mv,
-                fl,
-                pw,
             )
             if v > alpha and v < beta and stats[_ABORT] == 0:
                 v = -_negamax(
@@ -264,14 +258,8 @@ def _negamax(
                     -beta,
                     -alpha,
                     ply + 1,
-                    tt_b,
-                    tt_v,
-                    zob,
+                    tables,
                     stats,
-                    hist,
-                    mv,
-                    fl,
-                    pw,
                 )
         if stats[_ABORT]:
             return 0
@@ -281,10 +269,10 @@ def _negamax(
             if v > alpha:
                 alpha = v
                 if alpha >= beta:
-                    hist[sq] += depth * depth
+                    tables.hist[sq] += depth * depth
                     break
     flag = _UPPER if best <= alpha0 else (_LOWER if best >= beta else _EXACT)
-    _tt_store(me, opp, slot, depth, best, flag, best_move, tt_b, tt_v)
+    _tt_store(me, opp, slot, depth, best, flag, best_move, tables.tt_b, tables.tt_v)
     if ply == 0:
         stats[_BEST] = best_move
     return best
@@ -328,8 +316,8 @@ class OthelloSearch:
         self.eg_bits = eg_bits
         self.eval = eval
         self.weights: F32Array = patterns.load() if eval == "patterns" else STANDARD
-        self._tables: tuple[U64Array, I32Array, I64Array, I64Array, U64Array] | None = None
-        self._eg_tables: tuple[U64Array, I8Array, I64Array, U64Array] | None = None
+        self._tables: Tables | None = None
+        self._eg_tables: eg.Tables | None = None
         self._eg_dirty = False
         self.stats: I64Array = np.zeros(8, dtype=np.int64)
         self.deadline: float | None = None
@@ -357,15 +345,17 @@ class OthelloSearch:
         """Start a new move: clear the tables, set the limits."""
         if self._tables is None:
             size = 1 << self.tt_bits
-            self._tables = (
+            self._tables = Tables(
                 np.zeros((size, 2), dtype=np.uint64),
                 np.zeros((size, 4), dtype=np.int32),
+                ZOBRIST,
                 np.zeros(64, dtype=np.int64),
                 np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
                 np.zeros((MAX_PLY, MAX_MOVES), dtype=np.uint64),
+                self.weights,
             )
         self.clear_tt()
-        self._tables[2][:] = 0
+        self._tables.hist[:] = 0
         if self._eg_dirty:
             self.clear_endgame_tt()
         self.stats[:] = 0
@@ -374,23 +364,24 @@ class OthelloSearch:
 
     def clear_tt(self) -> None:
         assert self._tables is not None
-        self._tables[1][:, 1] = -1
+        self._tables.tt_v[:, 1] = -1
 
     def clear_endgame_tt(self) -> None:
         if self._eg_tables is not None:
-            self._eg_tables[1][:, 3] = -1
+            self._eg_tables.vals[:, 3] = -1
         self._eg_dirty = False
 
-    def _endgame_tables(self) -> tuple[U64Array, I8Array, I64Array, U64Array]:
+    def _endgame_tables(self) -> eg.Tables:
         if self._eg_tables is None:
             size = 1 << self.eg_bits
             vals = np.zeros((size, 4), dtype=np.int8)
             vals[:, 3] = -1
-            self._eg_tables = (
+            self._eg_tables = eg.Tables(
                 np.zeros((size, 2), dtype=np.uint64),
                 vals,
                 np.zeros((eg.MAX_PLY, 2, eg.MAX_MOVES), dtype=np.int64),
                 np.zeros((eg.MAX_PLY, eg.MAX_MOVES), dtype=np.uint64),
+                edge_table(),
             )
         return self._eg_tables
 
@@ -440,28 +431,11 @@ class OthelloSearch:
         With a window (alpha, beta) the score is fail-soft: <= alpha or >= beta only bounds it.
         """
         assert self._tables is not None
-        tt_b, tt_v, hist, mv, fl = self._tables
+        tables = self._tables
         m, o = np.uint64(me), np.uint64(opp)
         stats = self.stats
         ply = 0 if root else 1
-        score = self._chunked(
-            lambda: _negamax(
-                m,
-                o,
-                depth,
-                alpha,
-                beta,
-                ply,
-                tt_b,
-                tt_v,
-                ZOBRIST,
-                stats,
-                hist,
-                mv,
-                fl,
-                self.weights,
-            )
-        )
+        score = self._chunked(lambda: _negamax(m, o, depth, alpha, beta, ply, tables, stats))
         return int(score), int(stats[_BEST])
 
     def solve(
@@ -476,16 +450,15 @@ class OthelloSearch:
         `hint`, a square, is searched first at the root (the midgame search's best move).
         After OutOfBudget, `partial_move()` is the best root move the unfinished solve proved.
         """
-        keys, vals, mv, fl = self._endgame_tables()
-        table = edge_table()
+        tables = self._endgame_tables()
         m, o = np.uint64(me), np.uint64(opp)
         stats = self.stats
         self._eg_dirty = True
         if 0 <= hint < 64:
-            eg.hint_move(m, o, hint, keys, vals)
+            eg.hint_move(m, o, hint, tables.keys, tables.vals)
         stats[eg._ROOT_MOVE] = -1
         score = self._chunked(
-            lambda: eg.solve_root(m, o, alpha, beta, keys, vals, stats, mv, fl, table),
+            lambda: eg.solve_root(m, o, alpha, beta, tables, stats),
             endgame=True,
         )
         move = int(stats[_BEST])
