@@ -55,12 +55,12 @@ def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert {k: v for k, v in result["violations"].items() if v} == {}, result["details"]
     assert proc.returncode == 0
-    assert result["kills"] == 5 and result["matches"] >= 15
     faults = result["faults"]
-    assert sum(v for k, v in faults.items() if k.startswith("response:")) > 0
-    assert sum(v for k, v in faults.items() if k.startswith("write:")) > 0
-    assert sum(v for k, v in faults.items() if k.startswith("job:")) > 0
-    assert faults["outage:gateway"] >= 1 and faults["outage:stopped"] >= 1
-    assert faults["channel_refused:403"] >= 1
-    assert faults.get("channel_deleted", 0) + faults.get("guild_removed", 0) >= 1
-    assert faults["corrupt_rows_planted"] > 0
+    assert result["kills"] == 5 and result["matches"] >= 15, result
+    assert sum(v for k, v in faults.items() if k.startswith("response:")) > 0, faults
+    assert sum(v for k, v in faults.items() if k.startswith("write:")) > 0, faults
+    assert sum(v for k, v in faults.items() if k.startswith("job:")) > 0, faults
+    assert faults["outage:gateway"] >= 1 and faults["outage:stopped"] >= 1, faults
+    assert faults["channel_refused:403"] >= 1, faults
+    assert faults.get("channel_deleted", 0) + faults.get("guild_removed", 0) >= 1, faults
+    assert faults["corrupt_rows_planted"] > 0, faults
