@@ -73,6 +73,10 @@ class Clocks:
         #: the link is back but the grace is not given yet.
         self._paused: set[int | None] = set()
         self._grace_owed: set[int | None] = set()
+        #: Guilds the bot left and channels deleted (guild id, channel id) whose live matches
+        #: are not all ended yet (the store failed when they went): the clock ends them, and
+        #: none of them ends on time meanwhile.
+        self._out_of_reach: set[tuple[int | None, int | None]] = set()
 
     def _forget(self, match_id: int) -> None:
         """An ended match's failures go with it."""
@@ -103,6 +107,8 @@ class Clocks:
             deadline = snap.match.turn_deadline
             if not snap.live or deadline is None or deadline > now:
                 return None
+            if self._unreachable(snap.match.guild_id, snap.match.channel_id):
+                return None  # nobody can see it: it ends unrated (`abandon_in`), not on time
             if self._held(snap.match.guild_id):
                 return None  # nobody could move there: the grace comes first
             loser = snap.state.to_move()
@@ -129,6 +135,7 @@ class Clocks:
         part (`run_clock` watches for gaps in the bot's time with it)."""
         parts: list[tuple[str, Callable[[], Awaitable[object]]]] = [
             ("grace after a gap", self._give_grace_owed),
+            ("matches out of reach", self._abandon_out_of_reach),
             ("showing unsure steps", self._show_unsure),
             ("turns", self.expire_turns),
             ("challenges", self._challenges.expire_challenges),
@@ -351,17 +358,51 @@ class Clocks:
         self, *, guild_id: int | None = None, channel_id: int | None = None
     ) -> list[Snapshot]:
         """End unrated every live match shown in a guild the bot left, or in a channel that
-        was deleted (`unreachable`): nobody can see or play them any more. Each on its own."""
+        was deleted (`unreachable`): nobody can see or play them any more. Each on its own;
+        if the store fails meanwhile, the clock ends the rest (and none ends on time)."""
+        self._out_of_reach.add((guild_id, channel_id))
+        try:
+            ended = await self._abandon_scope(guild_id, channel_id)
+        except TRANSIENT as exc:
+            log.warning(
+                "live matches out of reach (guild %s, channel %s) end later: %s",
+                guild_id,
+                channel_id,
+                exc,
+            )
+            return []
+        self._out_of_reach.discard((guild_id, channel_id))
+        return ended
+
+    def _unreachable(self, guild_id: int | None, channel_id: int | None) -> bool:
+        return any(
+            (g is not None and g == guild_id) or (c is not None and c == channel_id)
+            for g, c in self._out_of_reach
+        )
+
+    async def _abandon_out_of_reach(self) -> None:
+        """The clock's part: end what `abandon_in` could not (a store failure postpones it)."""
+        for guild_id, channel_id in sorted(self._out_of_reach, key=repr):
+            await self._abandon_scope(guild_id, channel_id)
+            self._out_of_reach.discard((guild_id, channel_id))
+
+    async def _abandon_scope(self, guild_id: int | None, channel_id: int | None) -> list[Snapshot]:
         ended = []
+        postponed: BaseException | None = None  # kept out of reach until the store answers
         for match_id in await self._store.matches.live_ids_in(
             guild_id=guild_id, channel_id=channel_id
         ):
             try:
                 snap = await self._retrying(functools.partial(self._matches.abandon, match_id))
+            except TRANSIENT as exc:
+                postponed = exc
+                continue
             except Exception as exc:
                 await self._failed(match_id, "abandon", exc)
                 continue
             ended.append(snap)
+        if postponed is not None:
+            raise postponed
         return ended
 
     async def run_clock(

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from cogs.errors import describe
+from db.errors import TransientError
 from lobby.core import Lobby, Person
 from lobby.pool import EnginePool
 from lobby.turns import Turns
@@ -352,6 +353,36 @@ async def test_the_bot_removed_from_a_server_ends_its_matches_there_unrated(env:
     [live] = await bot.lobby.store.matches.live()
     assert live.guild_id == other_guild  # the bot is still in that one
     assert await bot.lobby.store.matches.unshown_finals() == []  # a restart does not try them
+
+
+async def test_a_server_left_while_the_store_fails_ends_its_matches_unrated_later(
+    env: Any, clock: Clock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store is down when the bot leaves a server (a database restart): nothing is lost
+    on time meanwhile, no error is logged, and the clock ends the matches once it answers."""
+    bot, h = env
+    await h.gateway("GUILD_CREATE", h.guild_payload())
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await accepted_challenge(h)
+    listing = bot.lobby.store.matches.live_ids_in
+    failures = [2]
+
+    async def down(**where: Any) -> list[int]:
+        if failures[0]:
+            failures[0] -= 1
+            raise TransientError("connection refused: the server is restarting")
+        return list(await listing(**where))
+
+    monkeypatch.setattr(bot.lobby.store.matches, "live_ids_in", down)
+    await h.gateway("GUILD_DELETE", {"id": str(h.guild_id)})
+    clock.now += 700  # every person's turn is long over
+    await bot.lobby.tick()  # the store still fails: postponed, and nobody loses on time
+    assert all(m.status == "live" for m in await _all_matches(bot))
+    await bot.lobby.tick()
+    ended = await _all_matches(bot)
+    assert len(ended) == 2
+    assert all(m.status == "abandoned" and m.termination == "unreachable" for m in ended)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
 async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
