@@ -165,6 +165,22 @@ class BoardBot(commands.Bot):
 
     async def on_guild_available(self, guild: discord.Guild) -> None:
         await self.lobby.resume_clocks(guild.id)  # nothing unless it was out
+        await self._find_deleted_channels(guild)
+
+    async def _find_deleted_channels(self, guild: discord.Guild) -> None:
+        """A channel deleted while the bot was away (stopped, or its event lost) is missing
+        from the guild Discord sends at a connection: its live matches end unrated at once,
+        before a clock can run out there. Discord is asked about each missing one (an
+        archived thread is missing too, and is not gone)."""
+        for channel_id in await self.lobby.live_channels_in(guild.id):
+            if guild.get_channel_or_thread(channel_id) is not None:
+                continue
+            try:
+                await self.fetch_channel(channel_id)
+            except discord.NotFound:
+                await self._channel_gone(channel_id)
+            except discord.HTTPException as exc:  # no access, or Discord failing: the
+                log.warning("could not look up channel %s: %s", channel_id, exc)  # editor sees
 
     def _link_lost(self, shard_id: int | None) -> None:
         self._down.add(shard_id)

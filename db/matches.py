@@ -181,6 +181,16 @@ class Matches(Repository):
         )
         return [int(r[0]) for r in rows]
 
+    async def live_channels_in(self, guild_id: int) -> list[int]:
+        """The channels of a guild where live matches (not set aside) are shown."""
+        rows = await self._db.fetchall(
+            "SELECT DISTINCT channel_id FROM matches WHERE status = 'live' AND guild_id = ?"
+            f" AND channel_id IS NOT NULL AND {_NOT_SET_ASIDE} AND {self._db.shards.where()}"
+            " ORDER BY channel_id",
+            (guild_id,),
+        )
+        return [int(r[0]) for r in rows]
+
     async def final_shown(self, match_id: int) -> None:
         """The message of an ended match shows its end (see :meth:`unshown_finals`)."""
         async with self._db.write("final_shown") as conn:

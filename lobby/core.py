@@ -498,3 +498,8 @@ class Lobby:
     @boundary
     async def live_match_ids(self) -> list[int]:
         return await self.listings.live_match_ids()
+
+    @boundary
+    async def live_channels_in(self, guild_id: int) -> list[int]:
+        """The channels of a guild where live matches are shown."""
+        return await self.listings.live_channels_in(guild_id)

@@ -93,3 +93,6 @@ class Listings:
     @boundary
     async def live_match_ids(self) -> list[int]:
         return await self._store.matches.live_ids()
+
+    async def live_channels_in(self, guild_id: int) -> list[int]:
+        return await self._store.matches.live_channels_in(guild_id)

@@ -385,6 +385,33 @@ async def test_a_server_left_while_the_store_fails_ends_its_matches_unrated_late
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
+async def test_a_channel_deleted_while_the_bot_was_away_ends_its_matches_at_the_connection(
+    env: Any, clock: Clock
+) -> None:
+    """No CHANNEL_DELETE reached the bot (it was stopped): the guild Discord sends when it
+    connects lacks the channel, and Discord says it is gone; its matches end unrated before
+    a clock can run out, and the others go on."""
+    bot, h = env
+    other_channel = 710_000_000_000_000_004
+    await h.gateway("GUILD_CREATE", h.guild_payload(channel_ids=[h.channel_id, other_channel]))
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await h.slash(
+        "play", {"game": "connect4", "opponent": "easy"}, user=BOB, channel_id=other_channel
+    )
+    h.deleted_channels.add(other_channel)
+    await h.gateway("GUILD_DELETE", {"id": str(h.guild_id), "unavailable": True})  # away
+    guild = bot.get_guild(h.guild_id)
+    guild._remove_channel(guild.get_channel(other_channel))  # a new process never cached it
+    await h.gateway("GUILD_CREATE", h.guild_payload(channel_ids=[h.channel_id]))  # back
+    clock.now += 700
+    await bot.lobby.tick()
+    matches = await _all_matches(bot)
+    gone = [m for m in matches if m.channel_id == other_channel]
+    kept = [m for m in matches if m.channel_id == h.channel_id]
+    assert [(m.status, m.termination) for m in gone] == [("abandoned", "unreachable")]
+    assert [m.termination for m in kept] != ["unreachable"]  # looked up, not gone
+
+
 async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
     bot, h = env
     other_channel = 710_000_000_000_000_003

@@ -308,6 +308,9 @@ class Harness(FakeDiscord):
         guild's ``GUILD_CREATE`` (:meth:`guild_payload`) first."""
         start = len(self.calls)
 
+        if event == "CHANNEL_DELETE":
+            self.deleted_channels.add(int(data["id"]))
+
         async def feed() -> None:
             self.bot._connection.parsers[event](json.loads(json.dumps(data)))
 

@@ -119,6 +119,9 @@ class FakeDiscord:
         self._touched: list[int] = []  # message ids in order of last create/edit
         self._interactions: dict[str, InteractionRecord] = {}
         self._channel_guilds: dict[int, int | None] = {}
+        #: Channels deleted in Discord (CHANNEL_DELETE, or `deleted_channels.add` for one
+        #: deleted while the bot was away): looking one up is 404 Unknown Channel.
+        self.deleted_channels: set[int] = set()
         self._spec_errors: list[HarnessError] = []
 
     # ---------------------------------------------------------------- the seams
@@ -301,6 +304,22 @@ class FakeDiscord:
         call.response = self._http_response(call, body or {}, blobs)
         return call.response
 
+    def _channel(self, channel_id: int) -> JSON:
+        """GET /channels/{id}: a guild text channel the harness knows, else Unknown Channel."""
+        if channel_id not in self._channel_guilds or channel_id in self.deleted_channels:
+            raise http_error(404, 10003, "Unknown Channel")
+        gid = self._channel_guilds[channel_id]
+        return {
+            "id": str(channel_id),
+            "type": 0,
+            **({"guild_id": str(gid)} if gid is not None else {}),
+            "name": "a channel",
+            "position": 0,
+            "permission_overwrites": [],
+            "parent_id": None,
+            "nsfw": False,
+        }
+
     def _http_response(self, call: Call, body: Any, blobs: dict[str, bytes]) -> Any:
         responder = self.responders.get((call.method, call.route))
         if responder is not None:
@@ -319,6 +338,8 @@ class FakeDiscord:
                 self._apply(stored, body, blobs, edit=True)
                 self._store(stored)
             return stored
+        if key == ("GET", "/channels/{channel_id}"):  # a channel the bot's guilds hold
+            return self._channel(int(p["channel_id"]))
         if key == ("PUT", "/applications/{application_id}/commands"):  # tree.sync()
             return [
                 {
