@@ -172,15 +172,21 @@ class BoardBot(commands.Bot):
         from the guild Discord sends at a connection: its live matches end unrated at once,
         before a clock can run out there. Discord is asked about each missing one (an
         archived thread is missing too, and is not gone)."""
-        for channel_id in await self.lobby.live_channels_in(guild.id):
+        try:
+            channels = await self.lobby.live_channels_in(guild.id)
+        except TRANSIENT as exc:  # the store is down: the editor meets a gone channel later
+            log.warning("could not list the live matches of guild %s: %s", guild.id, exc)
+            return
+        for channel_id in channels:
             if guild.get_channel_or_thread(channel_id) is not None:
                 continue
             try:
                 await self.fetch_channel(channel_id)
             except discord.NotFound:
                 await self._channel_gone(channel_id)
-            except discord.HTTPException as exc:  # no access, or Discord failing: the
-                log.warning("could not look up channel %s: %s", channel_id, exc)  # editor sees
+            except discord.HTTPException as exc:
+                # No access, or Discord failing: the editor meets it at the next edit.
+                log.warning("could not look up channel %s: %s", channel_id, exc)
 
     def _link_lost(self, shard_id: int | None) -> None:
         self._down.add(shard_id)

@@ -412,6 +412,23 @@ async def test_a_channel_deleted_while_the_bot_was_away_ends_its_matches_at_the_
     assert [m.termination for m in kept] != ["unreachable"]  # looked up, not gone
 
 
+async def test_a_guild_back_while_the_store_fails_is_looked_at_without_an_error(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot, h = env
+    await h.gateway("GUILD_CREATE", h.guild_payload())
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+
+    async def down(guild_id: int) -> list[int]:
+        raise TransientError("database is locked")
+
+    monkeypatch.setattr(bot.lobby.store.matches, "live_channels_in", down)
+    await h.gateway("GUILD_DELETE", {"id": str(h.guild_id), "unavailable": True})
+    await h.gateway("GUILD_CREATE", h.guild_payload())  # an error log would fail here
+    [m] = await _all_matches(bot)
+    assert m.status == "live"
+
+
 async def test_a_deleted_channel_ends_its_matches_unrated(env: Any) -> None:
     bot, h = env
     other_channel = 710_000_000_000_000_003
