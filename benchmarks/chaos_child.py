@@ -114,7 +114,8 @@ class Child:
     async def announce(self) -> None:
         """GUILD_CREATE for each guild the bot is in, as Discord sends at a connection (and
         again for channels made since: a guild already known is only refreshed)."""
-        for gid, channels in self.guilds.items():
+        # A copy: a removal (another request) may change the guilds while the bot handles one.
+        for gid, channels in list(self.guilds.items()):
             await self.h.gateway("GUILD_CREATE", self.h.guild_payload(gid, channels))
 
     def _refusal(self, call: Call) -> tuple[int, int] | None:
