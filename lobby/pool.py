@@ -357,6 +357,7 @@ class EnginePool:
             # a worker that has warmed the job's agent, if one is idle
             w = next((w for w in idle if job.step in w.warmed), idle[-1])
             idle.remove(w)
+            job.taken = time.monotonic()
             if job.step is not None and job.step not in w.warmed and self.warmup.is_done(job.step):
                 w.then = job  # compiled by another worker: loaded here first, uncapped
                 self._send_job(

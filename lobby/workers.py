@@ -43,16 +43,19 @@ class Job:
     step: str | None = None  # the warm-up step of the agent it runs (decisions)
     warm: warming.WarmStep | None = None  # a warm-up step itself (not counted as a job)
     queued: float = field(default_factory=time.monotonic)
+    taken: float | None = None  # given a worker (which may first load its agent's kernels)
     started: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class JobTiming:
-    """How long one finished job waited in the queue, and then ran in its worker."""
+    """How long one finished job waited in the queue for a worker, then for that worker to
+    load its agent's kernels (compiled by another worker), and then ran."""
 
     label: str
     urgent: bool
     wait: float
+    load: float
     run: float
 
     @classmethod
@@ -60,7 +63,8 @@ class JobTiming:
         """A job that ended now."""
         now = time.monotonic()
         started = job.started if job.started is not None else now
-        return cls(job.label, job.urgent, started - job.queued, now - started)
+        taken = job.taken if job.taken is not None else started
+        return cls(job.label, job.urgent, taken - job.queued, started - taken, now - started)
 
 
 #: Timings kept (the newest), for reports.

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
+from unittest import mock
 
 import pytest
 import pytest_asyncio
@@ -26,6 +27,7 @@ import lobby.pool
 from engine.agents.base import AgentSpec, Budget
 from engine.games.connect4 import Connect4State
 from lobby.pool import EnginePool, JobTimeout, PoolClosed, WorkerCrashed
+from lobby.workers import Job, JobTiming
 from tests.machine import scaled
 from tests.procs import children_of, gone
 
@@ -395,3 +397,18 @@ async def test_background_jobs_leave_a_worker_for_people() -> None:
         assert len(waits) == 1 and waits[0].urgent
     finally:
         await pool.close()
+
+
+def test_a_jobs_timing_counts_the_load_of_its_agent_apart_from_its_wait() -> None:
+    """A job given a worker that first loads its agent's kernels: the queue wait ends when the
+    worker is given, the load until the job starts."""
+    loop = asyncio.new_event_loop()
+    try:
+        job = Job(span, (0.0,), 1.0, "p", loop.create_future(), urgent=True)
+        job.queued, job.taken, job.started = 10.0, 11.0, 14.0
+        with mock.patch("lobby.workers.time.monotonic", return_value=15.0):
+            timing = JobTiming.of(job)
+    finally:
+        loop.close()
+    assert (timing.wait, timing.load, timing.run) == (1.0, 3.0, 1.0)
+    assert timing.urgent and timing.label == "p"
