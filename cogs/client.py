@@ -130,9 +130,28 @@ class BoardBot(commands.Bot):
     # can see or play them, so nobody may lose them on time.
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
-        self.editor.gone(guild_id=guild.id)
-        ended = await self.lobby.abandon_in(guild_id=guild.id)
-        log.info("left guild %s: %d live matches ended unrated", guild.id, len(ended))
+        await self._guild_gone(guild.id)
+
+    async def _guild_gone(self, guild_id: int) -> None:
+        self.editor.gone(guild_id=guild_id)
+        ended = await self.lobby.abandon_in(guild_id=guild_id)
+        log.info("left guild %s: %d live matches ended unrated", guild_id, len(ended))
+
+    async def _find_left_guilds(self, shard_id: int | None) -> None:
+        """A guild the bot was removed from while it was away (stopped, or the event lost) is
+        missing from READY, which lists every guild the bot is in, unavailable ones included:
+        its live matches end unrated at once, before a clock can run out. With shards, only
+        the guilds of the shard that is ready are looked at (the others' are not known yet)."""
+        try:
+            guild_ids = await self.lobby.live_guilds()
+        except TRANSIENT as exc:  # the store is down: the editor meets a gone guild later
+            log.warning("could not list the guilds with live matches: %s", exc)
+            return
+        for guild_id in guild_ids:
+            if shard_id is not None and (guild_id >> 22) % (self.shard_count or 1) != shard_id:
+                continue
+            if self.get_guild(guild_id) is None:
+                await self._guild_gone(guild_id)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         await self._channel_gone(channel.id)
@@ -159,6 +178,7 @@ class BoardBot(commands.Bot):
 
     async def on_ready(self) -> None:
         await self._link_back(None)
+        await self._find_left_guilds(None)
 
     async def on_guild_unavailable(self, guild: discord.Guild) -> None:
         self.lobby.pause_clocks(guild.id)
@@ -225,6 +245,7 @@ class ShardedBoardBot(BoardBot, commands.AutoShardedBot):
 
     async def on_shard_ready(self, shard_id: int) -> None:
         await self._link_back(shard_id)
+        await self._find_left_guilds(shard_id)
 
 
 def command_payloads() -> list[dict[str, Any]]:

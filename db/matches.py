@@ -191,6 +191,14 @@ class Matches(Repository):
         )
         return [int(r[0]) for r in rows]
 
+    async def live_guilds(self) -> list[int]:
+        """The guilds where live matches (not set aside) are shown."""
+        rows = await self._db.fetchall(
+            "SELECT DISTINCT guild_id FROM matches WHERE status = 'live' AND guild_id IS NOT NULL"
+            f" AND {_NOT_SET_ASIDE} AND {self._db.shards.where()} ORDER BY guild_id"
+        )
+        return [int(r[0]) for r in rows]
+
     async def final_shown(self, match_id: int) -> None:
         """The message of an ended match shows its end (see :meth:`unshown_finals`)."""
         async with self._db.write("final_shown") as conn:

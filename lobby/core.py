@@ -503,3 +503,8 @@ class Lobby:
     async def live_channels_in(self, guild_id: int) -> list[int]:
         """The channels of a guild where live matches are shown."""
         return await self.listings.live_channels_in(guild_id)
+
+    @boundary
+    async def live_guilds(self) -> list[int]:
+        """The guilds where live matches are shown."""
+        return await self.listings.live_guilds()

@@ -96,3 +96,6 @@ class Listings:
 
     async def live_channels_in(self, guild_id: int) -> list[int]:
         return await self._store.matches.live_channels_in(guild_id)
+
+    async def live_guilds(self) -> list[int]:
+        return await self._store.matches.live_guilds()

@@ -385,6 +385,49 @@ async def test_a_server_left_while_the_store_fails_ends_its_matches_unrated_late
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
+async def test_a_server_left_while_the_bot_was_away_ends_its_matches_at_the_connection(
+    env: Any, clock: Clock
+) -> None:
+    """No GUILD_DELETE reached the bot (it was stopped): READY, which lists every guild the
+    bot is in (unavailable ones too), lacks the server; its matches end unrated before a
+    clock can run out there, and those of a server that is only unavailable go on."""
+    bot, h = env
+    other_guild, other_channel = 710_000_000_000_000_005, 710_000_000_000_000_006
+    await h.gateway("GUILD_CREATE", h.guild_payload())
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    await h.slash(
+        "play",
+        {"game": "othello", "opponent": "easy"},
+        user=BOB,
+        guild_id=other_guild,
+        channel_id=other_channel,
+    )
+    bot._connection.guild_ready_timeout = 0.05  # the wait for the guilds READY announces
+    ready = {
+        "v": 10,
+        "user": h.bot_user.user_payload(),
+        "guilds": [{"id": str(h.guild_id), "unavailable": True}],  # out, but the bot is in it
+        "session_id": "a-new-session",
+        "resume_gateway_url": "wss://gateway.example",
+        "application": {"id": str(h.application_id), "flags": 0},
+    }
+    await h.gateway("READY", ready)
+
+    async def settled() -> list[Any]:
+        for _ in range(200):
+            matches = await _all_matches(bot)
+            if any(m.status != "live" for m in matches):
+                return matches
+            await asyncio.sleep(0.05)
+        return await _all_matches(bot)
+
+    matches = await settled()
+    gone = [m for m in matches if m.guild_id == other_guild]
+    kept = [m for m in matches if m.guild_id == h.guild_id]
+    assert [(m.status, m.termination) for m in gone] == [("abandoned", "unreachable")]
+    assert [m.status for m in kept] == ["live"]
+
+
 async def test_a_channel_deleted_while_the_bot_was_away_ends_its_matches_at_the_connection(
     env: Any, clock: Clock
 ) -> None:
