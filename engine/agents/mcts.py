@@ -29,8 +29,7 @@ from engine.agents.base import (
 )
 from engine.games import GAMES
 from engine.games.base import GameState
-from engine.games.bits import kernel, xorshift
-from engine.games.c4kernels import seed_rng
+from engine.games.bits import inline_kernel, kernel, seed_rng, xorshift
 from engine.kits import kit
 
 I32 = npt.NDArray[np.int32]
@@ -55,52 +54,6 @@ class MctsKit(Protocol):
         """A function running n iterations of the game's kernel on `tree` from `state`, with
         `c` the exploration constant."""
         ...
-
-
-@kernel
-def select_child(
-    node: int,
-    child_start: I32,
-    child_count: I32,
-    visits: I64,
-    wins: F64,
-    c: float,
-    rng: np.uint64,
-) -> tuple[int, np.uint64]:
-    """A random unvisited child if there is one, else the child with the best UCT score."""
-    start = child_start[node]
-    count = child_count[node]
-    unvisited = 0
-    for i in range(start, start + count):
-        if visits[i] == 0:
-            unvisited += 1
-    if unvisited:
-        rng = xorshift(rng)
-        r = int((rng >> np.uint64(32)) % np.uint64(unvisited))
-        for i in range(start, start + count):
-            if visits[i] == 0:
-                if r == 0:
-                    return i, rng
-                r -= 1
-    log_n = math.log(visits[node])
-    best = start
-    best_u = -1.0
-    for i in range(start, start + count):
-        u = wins[i] / visits[i] + c * math.sqrt(log_n / visits[i])
-        if u > best_u:
-            best_u = u
-            best = i
-    return best, rng
-
-
-@kernel
-def backup(path: I32, depth: int, reward: float, visits: I64, wins: F64) -> None:
-    """Add the playout result along the path; `reward` is for the mover into path[depth]."""
-    for d in range(depth, -1, -1):
-        node = path[d]
-        visits[node] += 1
-        wins[node] += reward
-        reward = 1.0 - reward
 
 
 class Tree(NamedTuple):
@@ -140,6 +93,76 @@ class Tree(NamedTuple):
             (int(self.moves[i]), int(self.visits[i]), float(self.wins[i]))
             for i in range(start, start + max(count, 0))
         ]
+
+
+@kernel
+def descend(tree: Tree, node: int, depth: int, c: float, rng: np.uint64) -> tuple[int, np.uint64]:
+    """The selection, one level down from the expanded `node` (at `depth` on the path): a random
+    unvisited child if there is one, else the child with the best UCT score. The child is put
+    on the path at depth + 1; returns it and the random state."""
+    visits = tree.visits
+    start = tree.child_start[node]
+    count = tree.child_count[node]
+    unvisited = 0
+    for i in range(start, start + count):
+        if visits[i] == 0:
+            unvisited += 1
+    best = start
+    if unvisited:
+        rng = xorshift(rng)
+        r = int((rng >> np.uint64(32)) % np.uint64(unvisited))
+        for i in range(start, start + count):
+            if visits[i] == 0:
+                if r == 0:
+                    best = i
+                    break
+                r -= 1
+    else:
+        wins = tree.wins
+        log_n = math.log(visits[node])
+        best_u = -1.0
+        for i in range(start, start + count):
+            u = wins[i] / visits[i] + c * math.sqrt(log_n / visits[i])
+            if u > best_u:
+                best_u = u
+                best = i
+    tree.path[depth + 1] = best
+    return best, rng
+
+
+@kernel
+def backup(tree: Tree, depth: int, reward: float) -> None:
+    """The backup: add the iteration's result along the path, `reward` being for the mover
+    into path[depth] (1 win, 0.5 draw, 0 loss), each level up for the other side."""
+    path = tree.path
+    visits = tree.visits
+    wins = tree.wins
+    for d in range(depth, -1, -1):
+        node = path[d]
+        visits[node] += 1
+        wins[node] += reward
+        reward = 1.0 - reward
+
+
+@inline_kernel
+def plays_out(tree: Tree, node: int, n_nodes: int, fanout: int) -> bool:
+    """Whether an iteration at the unexpanded `node` plays a random game from it instead of
+    expanding it: a node is expanded on its second visit (the root on its first), and not at
+    all once `fanout` more nodes would not fit."""
+    unvisited: bool = node != 0 and tree.visits[node] == 0
+    return unvisited or n_nodes + fanout > tree.child_start.shape[0]
+
+
+@inline_kernel
+def add_child(tree: Tree, n_nodes: int, move: int) -> int:
+    """A new unvisited, unexpanded node reached by `move` at index `n_nodes`; the next free index.
+    An expansion sets its node's child_start before the first and child_count after the last."""
+    tree.moves[n_nodes] = move
+    tree.visits[n_nodes] = 0
+    tree.wins[n_nodes] = 0.0
+    tree.child_count[n_nodes] = -1
+    tree.term[n_nodes] = UNKNOWN
+    return n_nodes + 1
 
 
 def pick_move(children: list[tuple[int, int, float]], pick: str) -> tuple[int, float]:

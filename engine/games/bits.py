@@ -1,5 +1,5 @@
 """What every numba kernel of both games shares: the `kernel` decorators, popcount, the uint64
-constants, the xorshift step and the clock.
+constants, the xorshift step and its seeding, and the clock.
 
 Every kernel is compiled with the same options, `KERNEL_OPTIONS`: `cache=True` (numba keeps
 the machine code in the user's cache folder, so it is compiled once per machine and version of
@@ -131,6 +131,18 @@ def xorshift(state: np.uint64) -> np.uint64:
     state ^= state >> np.uint64(7)
     state ^= state << np.uint64(17)
     return state
+
+
+@kernel
+def seed_rng(seed: int) -> np.uint64:
+    """A non-zero xorshift state from any integer seed (one splitmix64 step spreads it)."""
+    z = np.uint64(seed & 0x7FFFFFFFFFFFFFFF) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    if z == ZERO:
+        z = np.uint64(0x9E3779B97F4A7C15)
+    return z
 
 
 # -- hardware bit counts ----------------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.games.bits import ONE, ZERO, kernel, popcount, xorshift
+from engine.games.bits import ONE, ZERO, kernel, popcount, seed_rng, xorshift
 
 
 @kernel
@@ -142,18 +142,6 @@ def mirror(bb: np.uint64, rows: int, cols: int) -> np.uint64:
         bits = (bb >> np.uint64(c * h)) & col
         out |= bits << np.uint64((cols - 1 - c) * h)
     return out
-
-
-@kernel
-def seed_rng(seed: int) -> np.uint64:
-    """A non-zero xorshift state from any integer seed (one splitmix64 step spreads it)."""
-    z = np.uint64(seed & 0x7FFFFFFFFFFFFFFF) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    if z == ZERO:
-        z = np.uint64(0x9E3779B97F4A7C15)
-    return z
 
 
 @kernel

@@ -7,7 +7,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.agents.mcts import ONGOING, UNKNOWN, Tree, backup, select_child
+from engine.agents.mcts import (
+    ONGOING,
+    UNKNOWN,
+    Tree,
+    add_child,
+    backup,
+    descend,
+    plays_out,
+)
 from engine.games import othkernels as ok
 from engine.games.base import GameState
 from engine.games.bits import kernel, popcount
@@ -25,24 +33,16 @@ def simulate(
     tree: Tree,
 ) -> None:
     """Run Othello MCTS iterations on the array tree (`Tree` says what its arrays hold)."""
-    child_start = tree.child_start
     child_count = tree.child_count
-    moves = tree.moves
-    visits = tree.visits
-    wins = tree.wins
     term = tree.term
-    counts = tree.counts
-    state = tree.state
-    path = tree.path
-    n_nodes = counts[0]
-    rng = state[0]
-    cap = child_start.shape[0]
+    n_nodes = tree.counts[0]
+    rng = tree.state[0]
     for _ in range(iterations):
         node = 0
         me = me0
         opp = opp0
         depth = 0
-        path[0] = 0
+        tree.path[0] = 0
         reward = 0.5
         while True:
             legal = ok.legal_mask(me, opp)
@@ -57,43 +57,30 @@ def simulate(
                 reward = term[node]
                 break
             if child_count[node] < 0:
-                if (node != 0 and visits[node] == 0) or n_nodes + 64 > cap:
+                if plays_out(tree, node, n_nodes, 64):
                     result, rng = ok._playout(me, opp, rng)
                     reward = 0.5 - 0.5 * result
                     break
-                child_start[node] = n_nodes
-                count = 0
+                tree.child_start[node] = n_nodes
+                first = n_nodes
                 if legal == np.uint64(0):
-                    moves[n_nodes] = PASS
-                    visits[n_nodes] = 0
-                    wins[n_nodes] = 0.0
-                    child_count[n_nodes] = -1
-                    term[n_nodes] = UNKNOWN
-                    n_nodes += 1
-                    count = 1
+                    n_nodes = add_child(tree, n_nodes, PASS)
                 while legal:
                     bit = legal & (~legal + np.uint64(1))
                     legal ^= bit
-                    moves[n_nodes] = ok.bit_index(bit)
-                    visits[n_nodes] = 0
-                    wins[n_nodes] = 0.0
-                    child_count[n_nodes] = -1
-                    term[n_nodes] = UNKNOWN
-                    n_nodes += 1
-                    count += 1
-                child_count[node] = count
-            node, rng = select_child(node, child_start, child_count, visits, wins, c, rng)
-            sq = moves[node]
+                    n_nodes = add_child(tree, n_nodes, ok.bit_index(bit))
+                child_count[node] = n_nodes - first
+            node, rng = descend(tree, node, depth, c, rng)
+            depth += 1
+            sq = tree.moves[node]
             if sq == PASS:
                 me, opp = opp, me
             else:
                 f = ok.flips(me, opp, sq)
                 me, opp = opp ^ f, me | f | (np.uint64(1) << np.uint64(sq))
-            depth += 1
-            path[depth] = node
-        backup(path, depth, reward, visits, wins)
-    counts[0] = n_nodes
-    state[0] = rng
+        backup(tree, depth, reward)
+    tree.counts[0] = n_nodes
+    tree.state[0] = rng
 
 
 def runner(state: GameState, tree: Tree, c: float) -> Callable[[int], None]:
