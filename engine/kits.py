@@ -3,10 +3,11 @@
 
 A kit holds what the shared code asks a game for: the searches behind `minimax` and
 `expectiminimax`, the iterations of `mcts`, the analysis of a finished game, what a solver
-proves for a hint and the picture of a position. Each shared module says what it needs as a
-protocol of its own (`engine.analysis.AnalysisKit`, `engine.agents.minimax.SearchKit`,
-`engine.agents.mcts.MctsKit`, `engine.hints.HintKit`, `engine.picture.PictureKit`) and never
-names a game. So a third game is its rules (in
+proves for a hint, the picture of a position and what a learner is measured against while it
+trains. Each shared module says what it needs as a protocol of its own
+(`engine.analysis.AnalysisKit`, `engine.agents.minimax.SearchKit`,
+`engine.agents.mcts.MctsKit`, `engine.hints.HintKit`, `engine.picture.PictureKit`,
+`tools.training.evals.EvalKit`) and never names a game. So a third game is its rules (in
 `engine/games/`), its folder (agents and kit) and its entry in the catalog
 (`engine.games.catalog`); nothing shared changes.
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 from engine.agents import registry
-from engine.agents.base import Agent, AgentSpec, LearningAgent, Limits
+from engine.agents.base import Agent, AgentSpec, Limits
 from engine.games.catalog import game_info
+from engine.kits import kit
 from engine.learning.rule import seat_result
 from tools.training.workers import PlayedGame, TrainGame
 
@@ -26,27 +27,21 @@ class EvalSpec:
     learner_params: tuple[tuple[str, Any], ...] = ()
 
 
+class EvalKit(Protocol):
+    """What a game's kit (engine/kits.py) provides for the evaluations."""
+
+    def training_evals(
+        self, learner: Agent, spec: AgentSpec
+    ) -> tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
+        """The evaluation lines of a learner of the game: (label, opponent, the learner's
+        parameters overridden)."""
+        ...
+
+
 def default_evals(game: str, learner: Agent, spec: AgentSpec) -> tuple[EvalSpec, ...]:
-    """Connect Four: random, onestep and the untrained self (the same settings with an empty
-    memory), all greedy (exploration 0). Othello: greedy-random and random, plus the learned
-    grid on every move (capture_share 1)."""
-    if game == "connect4":
-        greedy: tuple[tuple[str, Any], ...] = (
-            (("exploration", 0.0),) if hasattr(learner, "exploration") else ()
-        )
-        evals = [EvalSpec("random", "random", greedy), EvalSpec("onestep", "onestep", greedy)]
-        if isinstance(learner, LearningAgent):
-            params = {**spec.params, **dict(greedy)}
-            params.pop("memory", None)
-            spec_text = spec.name + "".join(f":{k}={v}" for k, v in sorted(params.items()))
-            evals.append(EvalSpec("untrained-self", spec_text, greedy))
-        return tuple(evals)
-    evals = [EvalSpec("greedy-random", "greedy-random"), EvalSpec("random", "random")]
-    if hasattr(learner, "capture_share"):
-        evals.append(
-            EvalSpec("greedy-random(capture=1)", "greedy-random", (("capture_share", 1.0),))
-        )
-    return tuple(evals)
+    """The evaluation lines `game`'s kit names for this learner."""
+    lines = cast(EvalKit, kit(game)).training_evals(learner, spec)
+    return tuple(EvalSpec(label, opponent, params) for label, opponent, params in lines)
 
 
 def eval_games(

@@ -4,9 +4,9 @@ agents, the analysis and the pictures. Everything heavy is imported when first u
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from engine.agents.base import Param, choice
+from engine.agents.base import AgentSpec, LearningAgent, Param, choice
 from engine.agents.connect4.evals import EVALS, eval_id
 from engine.games.base import GameState, Move
 from engine.picture import Disc, Picture
@@ -94,6 +94,27 @@ def mcts_runner(state: GameState, tree: Tree, c: float) -> Callable[[int], None]
     from engine.agents.connect4 import mcts
 
     return mcts.runner(state, tree, c)
+
+
+# -- training (tools/training) -----------------------------------------------------------------
+
+
+def training_evals(
+    learner: Agent, spec: AgentSpec
+) -> tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
+    """What a learner is measured against while it trains, as (label, opponent, the learner's
+    parameters overridden): random, onestep and the untrained self (the same settings with an
+    empty memory), all greedy (exploration 0)."""
+    greedy: tuple[tuple[str, Any], ...] = (
+        (("exploration", 0.0),) if hasattr(learner, "exploration") else ()
+    )
+    evals = [("random", "random", greedy), ("onestep", "onestep", greedy)]
+    if isinstance(learner, LearningAgent):
+        params = {**spec.params, **dict(greedy)}
+        params.pop("memory", None)
+        spec_text = spec.name + "".join(f":{k}={v}" for k, v in sorted(params.items()))
+        evals.append(("untrained-self", spec_text, greedy))
+    return tuple(evals)
 
 
 # -- pictures (engine.picture) ---------------------------------------------------------------

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from engine.agents.base import Param, choice, integer
+from engine.agents.base import AgentSpec, Param, choice, integer
 from engine.agents.othello.evals import EVALS
 from engine.games.base import GameState, Move
 from engine.picture import Disc, Picture
@@ -110,6 +110,24 @@ def mcts_runner(state: GameState, tree: Tree, c: float) -> Callable[[int], None]
     from engine.agents.othello import mcts
 
     return mcts.runner(state, tree, c)
+
+
+# -- training (tools/training) -----------------------------------------------------------------
+
+
+def training_evals(
+    learner: Agent, spec: AgentSpec
+) -> tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...]:
+    """What a learner is measured against while it trains, as (label, opponent, the learner's
+    parameters overridden): greedy-random and random, plus the learned grid on every move
+    (capture_share 1) for a learner that has one."""
+    evals: list[tuple[str, str, tuple[tuple[str, Any], ...]]] = [
+        ("greedy-random", "greedy-random", ()),
+        ("random", "random", ()),
+    ]
+    if hasattr(learner, "capture_share"):
+        evals.append(("greedy-random(capture=1)", "greedy-random", (("capture_share", 1.0),)))
+    return tuple(evals)
 
 
 # -- pictures (engine.picture) ---------------------------------------------------------------
