@@ -20,13 +20,13 @@ from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.kits import kit
 
-#: Bumped when the verdicts change: a stored analysis of another version is computed again.
-VERSION = 1
+#: Bumped when the verdicts or the records change: a stored analysis of another version is
+#: computed again.
+VERSION = 2
 VERDICTS = ("best", "good", "inaccuracy", "miss", "blunder", "unsure")
 OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
-#: What a move may lose against the best one and still be good (Othello's discs, or a search's
-#: points); a search's estimate of at least this much can be a turning point.
-GOOD_LOSS = 6
+#: The mover's expected score of an exact outcome.
+OUTCOME_CHANCE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
 class AnalysisKit(Protocol):
@@ -71,8 +71,15 @@ class Review:
     outcome_after: str | None
     best: str | None = None  # a move keeping the best value, where known
     best_in: int | None = None  # Connect Four: the best move's win or loss in N own moves
-    loss: float | None = None  # Othello: lost against the best move (exact: discs; else
-    # the search's points, a hundredth of its evaluation units: an estimate, not discs)
+    # Othello: the value in discs for the mover of the best move and of the move played (exact
+    # or a search's estimate, as `exact` says), and the discs lost against the best move.
+    value_best: float | None = None
+    value_played: float | None = None
+    loss: float | None = None
+    # The mover's expected score (0..1) before and after the move: from the exact outcome (win
+    # 1, draw 0.5, loss 0), or Othello's disc value by a logistic curve; None where unknown.
+    chance_before: float | None = None
+    chance_after: float | None = None
 
 
 @dataclass(slots=True)
@@ -180,6 +187,11 @@ def analyse(
     t0 = time.perf_counter()
     seconds = game_kit.ANALYSIS_BUDGET if budget is None else budget
     reviews = game_kit.review(states, moves, t0 + seconds)
+    for r in reviews:  # a game that gives no chance of its own: the exact outcome's
+        if r.chance_before is None and r.outcome_before is not None:
+            r.chance_before = OUTCOME_CHANCE[r.outcome_before]
+        if r.chance_after is None and r.outcome_after is not None:
+            r.chance_after = OUTCOME_CHANCE[r.outcome_after]
     result = Analysis(game, variant, reviews)
     for r in reviews:
         side = result.players[r.player]
@@ -236,10 +248,16 @@ def _unproven_change_after(reviews: list[Review], ply: int) -> tuple[int, int] |
     return unknown[0], min(len(reviews), unknown[-1] + 1)
 
 
+def _worse(before: str | None, after: str | None) -> bool:
+    """The outcome is known to have got worse for the mover."""
+    order = {"loss": 0, "draw": 1, "win": 2}
+    return before is not None and after is not None and order[after] < order[before]
+
+
 def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | None]:
     """The last move that changed the outcome (proven); in Othello without one, the move a
-    search found the costliest, if it cost a good move's margin or more."""
-    proven = [r for r in reviews if r.exact and r.verdict in ("blunder", "miss")]
+    search found the costliest, if it cost more than a good move may."""
+    proven = [r for r in reviews if r.exact and _worse(r.outcome_before, r.outcome_after)]
     if proven:
         r = proven[-1]
         gap = _unproven_change_after(reviews, r.ply)
@@ -250,7 +268,7 @@ def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | 
                 "which the solver could not finish in time"
             )
     else:
-        guesses = [r for r in reviews if not r.exact and (r.loss or 0.0) >= GOOD_LOSS]
+        guesses = [r for r in reviews if not r.exact and r.verdict in ("blunder", "inaccuracy")]
         if not guesses:
             return None, None
         r = max(guesses, key=lambda g: (g.loss or 0.0, -g.ply))
@@ -264,7 +282,7 @@ def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | 
             else:
                 text += f"; {what} {r.best} kept it"
     else:
-        text += f" was the costliest: {r.loss:g} points below {r.best} by a search's estimate"
+        text += f" was the costliest: about {r.loss:g} discs below {r.best} by a search's estimate"
     return r.ply, text
 
 
@@ -291,7 +309,7 @@ def verdict_word(r: Review) -> str:
 def _value(r: Review) -> str:
     """A move's value as shown: what it lost (a game that counts it) or the outcomes."""
     if r.loss is not None and r.verdict not in ("best", "unsure"):
-        return f"-{r.loss:g} {'discs' if r.exact else 'points'}"
+        return f"-{r.loss:g} discs" if r.exact else f"about -{r.loss:g} discs"
     if r.outcome_before is None and r.outcome_after is None:
         return ""
     return f"{r.outcome_before or '?'} -> {r.outcome_after or '?'}"

@@ -1,17 +1,22 @@
-"""Othello's analysis (`engine.analysis`): the endgame solver's exact disc difference where it
-finishes, a fixed-depth search before that (its verdicts are estimates, marked so)."""
+"""Othello's analysis (`engine.analysis`): every move valued in discs for the mover, the value of
+the best move and of the move played. The endgame solver's exact disc difference where it
+finishes; before that a fixed-depth search with the pattern evaluation (whose values are disc
+differences: an estimate, marked so). The verdict comes from the discs lost, the win chance
+from the disc value by a logistic curve (`win_chance`)."""
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from engine.agents.base import Budget
-from engine.agents.othello.evals import final_score
+from engine.agents.othello.evals import WIN, final_score
 from engine.agents.othello.minimax import minimax_search
-from engine.agents.othello.search import OthelloSearch
-from engine.analysis import GOOD_LOSS, OUTCOMES, Review, sign
+from engine.agents.othello.search import OthelloSearch, SearchResult
+from engine.analysis import OUTCOMES, Review, sign
 from engine.games.base import GameState
 from engine.games.othello import PASS, OthelloState
 
@@ -19,48 +24,92 @@ from engine.games.othello import PASS, OthelloState
 #: tried from (it stops at the first position it cannot finish in its share).
 SEARCH_DEPTH = 8
 SOLVE_FROM = 20
-#: A search's estimate of at least this loss is a blunder (its points: its evaluation over
-#: 100, on its own scale); what is good: `engine.analysis.GOOD_LOSS`.
-BLUNDER_LOSS = 12
+#: Discs a move may lose against the best one and still be good; from BLUNDER_LOSS on it is a
+#: blunder (in between: an inaccuracy).
+GOOD_LOSS = 4.0
+BLUNDER_LOSS = 10.0
+#: The win chance of a disc value v for the side to move: 1 / (1 + exp(-WIN_SLOPE * v)).
+#: A first scale, replaced by the fit of `python -m tools.winfit`.
+WIN_SLOPE = 0.2
+
+
+def win_chance(discs: float) -> float:
+    """The expected score (0..1) of the side to move whose position is worth `discs`."""
+    return 1.0 / (1.0 + math.exp(-WIN_SLOPE * discs))
 
 
 def load_solvers() -> None:
     """Load the search's and the solver's kernels (seconds in a fresh process, then nothing)."""
-    minimax_search(OthelloSearch(), OthelloState.new(), Budget(depth=2), 0)
+    search, state = _search(), OthelloState.new()
+    minimax_search(search, state, Budget(depth=2), 0)
+    while _empties(state) > 8 and not state.is_over():  # the solver's: a position near the end
+        state = state.play(state.legal_moves()[0])
+    if not state.is_over():
+        minimax_search(search, state, Budget(time=60.0), 64)
+
+
+def _search() -> OthelloSearch:
+    return OthelloSearch(eval="patterns")
+
+
+@dataclass(slots=True)
+class _Values:
+    """A move's two values in discs for the mover, and whether both are exact."""
+
+    best: float
+    played: float
+    exact: bool
+    best_move: int | None
 
 
 def review(states: list[GameState], moves: list[str], deadline: float) -> list[Review]:
     """Every move judged: exactly in the solver's zone, by a search's estimate before it."""
     n = len(moves)
     boards = [s for s in states if isinstance(s, OthelloState)]
-    search = OthelloSearch()
+    search = _search()
     exact, best = _solve_zone(search, boards, deadline)
-    reviews: list[Review] = []
+    values: list[_Values | None] = [None] * n
     todo = [i for i in range(n) if exact[i] is None or exact[i + 1] is None]
-    for i, text in enumerate(moves):
-        board = boards[i]
-        review = Review(i, text, board.to_move(), "unsure", False, None, None)
-        reviews.append(review)
-        if len(board.legal_moves()) == 1:  # a forced move (a pass, say) is always the best
-            review.verdict, review.exact, review.best = "best", True, text
-            _outcomes(review, exact[i], exact[i])  # the only move keeps the value
-            review.loss = 0.0
-            continue
+    for i in range(n):
         if exact[i] is not None and exact[i + 1] is not None:
             b, a = exact[i] or 0, -(exact[i + 1] or 0)
-            _outcomes(review, b, a)
-            review.loss = float(max(0, b - a))
-            review.verdict = verdict_of(b, a, review.loss)
-            review.exact = True
-            best_move = best[i]
-            review.best = None if best_move is None else board.move_to_str(best_move)
-            continue
-        # Before the solver's zone: each move gets an even share of the time left.
-        k = todo.index(i)
-        share = (deadline - time.perf_counter()) / (len(todo) - k)
-        if share > 0.005:
-            _estimate(search, board, boards[i + 1], board.parse_move(text), share, review)
-    return reviews
+            values[i] = _Values(float(b), float(a), True, best[i])
+        elif len(boards[i].legal_moves()) > 1:
+            # Before the solver's zone: each move gets an even share of the time left.
+            k = todo.index(i)
+            share = (deadline - time.perf_counter()) / (len(todo) - k)
+            if share > 0.005:
+                values[i] = _estimate(search, boards[i], boards[i + 1], moves[i], share)
+    for i in range(n - 1, -1, -1):  # a forced move (a pass) keeps the value of what follows
+        if values[i] is None and len(boards[i].legal_moves()) == 1:
+            after = values[i + 1] if i + 1 < n else None
+            if after is not None:
+                v = -after.best
+                values[i] = _Values(v, v, after.exact, boards[i].legal_moves()[0])
+    return [_review(i, moves[i], boards[i], values[i]) for i in range(n)]
+
+
+def _review(i: int, text: str, board: OthelloState, v: _Values | None) -> Review:
+    review = Review(i, text, board.to_move(), "unsure", False, None, None)
+    forced = len(board.legal_moves()) == 1
+    if forced:  # the only move is the best, whatever it is worth
+        review.verdict, review.exact, review.best, review.loss = "best", True, text, 0.0
+    if v is None:
+        return review
+    review.value_best, review.value_played = round(v.best, 1), round(v.played, 1)
+    review.chance_before, review.chance_after = win_chance(v.best), win_chance(v.played)
+    lost = max(0.0, v.best - v.played)
+    review.loss = round(lost, 1)
+    if v.exact:
+        review.outcome_before = OUTCOMES[sign(round(v.best))]
+        review.outcome_after = OUTCOMES[sign(round(v.played))]
+    if forced:
+        return review
+    review.exact = v.exact
+    if v.best_move is not None:
+        review.best = board.move_to_str(v.best_move)
+    review.verdict = verdict_of(v.best if v.exact else None, v.played if v.exact else None, lost)
+    return review
 
 
 def _solve_zone(
@@ -94,34 +143,41 @@ def _solve_zone(
     return exact, best
 
 
+def discs(result: SearchResult) -> float:
+    """A search's score in discs for the side to move: exact, a forced end's disc difference,
+    or the pattern evaluation's hundredths of a disc."""
+    score = result.score
+    if result.exact:
+        return score
+    if abs(score) >= WIN:
+        return score - WIN if score > 0 else score + WIN
+    return max(-64.0, min(64.0, score / 100))
+
+
 def _estimate(
-    search: OthelloSearch,
-    board: OthelloState,
-    after: OthelloState,
-    move: int,
-    share: float,
-    review: Review,
-) -> None:
+    search: OthelloSearch, board: OthelloState, after: OthelloState, text: str, share: float
+) -> _Values | None:
     """The search's value of the position and of the move played, at one depth, in `share`
-    seconds; the verdict is an estimate (left unsure if the searches do not get deep enough)."""
+    seconds (None if the searches do not get deep enough)."""
     stop = time.perf_counter() + share
+    move = board.parse_move(text)
     root = minimax_search(search, board, Budget(time=share / 2, depth=SEARCH_DEPTH), 0)
     if root.depth < 2:  # the move played needs a search of its own at least 1 deep
-        return
+        return None
     if after.is_over():
-        value_after = float(final_score(_u(after.me), _u(after.opp))) * 100
+        played = float(final_score(_u(after.me), _u(after.opp)))
     else:
         left = stop - time.perf_counter()
         if left <= 0.002:
-            return
+            return None
         child = minimax_search(search, after, Budget(time=left, depth=root.depth - 1), 0)
         if child.depth < root.depth - 1:
-            return
-        value_after = child.score
-    lost = 0.0 if root.move == move else max(0.0, root.score - -value_after) / 100
-    review.loss = round(lost, 1)
-    review.best = board.move_to_str(root.move)
-    review.verdict = verdict_of(None, None, lost)
+            return None
+        played = -discs(child)
+    if root.move == move:
+        return _Values(played, played, False, root.move)
+    best = max(discs(root), played)
+    return _Values(best, played, False, root.move if best > played else move)
 
 
 def _u(x: int) -> np.uint64:
@@ -132,20 +188,16 @@ def _empties(board: OthelloState) -> int:
     return 64 - (board.black | board.white).bit_count()
 
 
-def _outcomes(review: Review, before: int | None, after: int | None) -> None:
-    if before is not None:
-        review.outcome_before = OUTCOMES[sign(before)]
-    if after is not None:
-        review.outcome_after = OUTCOMES[sign(after)]
-
-
-def verdict_of(before: int | None, after: int | None, lost: float) -> str:
-    if before is not None and after is not None and sign(after) < sign(before):
-        return "blunder" if after < 0 else "miss"
+def verdict_of(before: float | None, after: float | None, lost: float) -> str:
+    """The verdict of a move that lost `lost` discs; `before` and `after` where exact."""
+    if before is not None and after is not None and sign(round(after)) < sign(round(before)):
+        if after < 0 or lost >= BLUNDER_LOSS:
+            return "blunder"
+        return "miss"  # a win thrown to a draw
     if lost <= 0:
         return "best"
     if lost < GOOD_LOSS:
         return "good"
-    if before is None and lost >= BLUNDER_LOSS:
-        return "blunder"  # by the search's estimate
+    if lost >= BLUNDER_LOSS:
+        return "blunder"
     return "inaccuracy"
