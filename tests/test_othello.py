@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from engine.games import othkernels as k
 from engine.games.base import GameState, IllegalMoveError, NotationError, Termination
+from engine.games.bits import popcount
 from engine.games.othello import PASS, OthelloState, square_name
 from tests.reference.othello_reference import RefBoard
 
@@ -248,7 +249,22 @@ def test_kernels_match_reference_on_arbitrary_boards(black: int, white: int, sid
         if move != PASS:
             expected = {f + 8 * r for f, r in ref.flipped(move % 8, move // 8, side)}
             assert {q for q in range(64) if s.flips(move) >> q & 1} == expected
-    assert k.popcount(np.uint64(black)) == black.bit_count()
+    assert popcount(np.uint64(black)) == black.bit_count()
+
+
+def test_the_plain_python_flips_match_the_kernel() -> None:
+    """With numba's JIT off the flips are plain Python ints: the same discs as the kernel."""
+    rng = random.Random(5)
+    for _ in range(300):
+        s = OthelloState.new()
+        for _ in range(rng.randrange(0, 50)):
+            if s.is_over():
+                break
+            s = s.play(rng.choice(s.legal_moves()))
+        me, opp = np.uint64(s.me), np.uint64(s.opp)
+        for sq in range(64):
+            if not (s.me | s.opp) >> sq & 1:
+                assert k._flips_python(me, opp, sq) == k.flips(me, opp, sq)
 
 
 # -- playout kernels -----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from engine.agents.othello import endlast
 from engine.agents.othello.minimax import OthelloMinimax
 from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import PASS, OthelloState
+from engine.games.othkernels import flips
 from tests.machine import scaled
 from tests.reference.othello_reference import RefBoard
 
@@ -178,7 +179,7 @@ def test_last_flip_counts_match_the_flips() -> None:
         sq = rng.randrange(64)
         me = rng.getrandbits(64) & ~(1 << sq)
         opp = ~me & ~(1 << sq) & (1 << 64) - 1
-        f = int(endlast.flip(np.uint64(me), np.uint64(opp), sq))
+        f = int(flips(np.uint64(me), np.uint64(opp), sq))
         assert endlast.count_last_flip(np.uint64(me), sq) == f.bit_count()
 
 

@@ -5,120 +5,143 @@ Everything here works on `np.uint64` bitboards from the point of view of the sid
 h1 = 7, a8 = 56, h8 = 63; shifting left by 1 moves east, by 8 north.
 
 The functions are plain module-level `engine.games.bits.kernel` functions rather than methods so
-that search agents compiled with numba can call them directly from their own kernels; the
-`OthelloState` class in `othello.py` is only a thin immutable wrapper around them.
+that search agents compiled with numba can call them directly from their own kernels (the
+midgame search, the exact endgame solver, the evaluations, the playouts all use these two
+generators); the `OthelloState` class in `othello.py` is only a thin immutable wrapper around
+them.
 
 Wrap-around: an east/west or diagonal shift would carry a disc from the h file onto the a file of
-the next rank (or back). Move generation and flips therefore only let the *flanked* discs live on
-files b..g (`_INNER`): a line that flips discs on a horizontal or diagonal never has them on the a
-or h file, and the one step past the run is computed from a b..g square, so it cannot wrap.
+the next rank (or back). Move generation therefore only lets the *flanked* discs live on files
+b..g (`_INNER`): a line that flips discs on a horizontal or diagonal never has them on the a or
+h file, and the one step past the run is computed from a b..g square, so it cannot wrap. The
+flips read precomputed rays (`RAYS`), which stop at the board's edge.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
+from numba.core import config
 
-from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount, xorshift
+from engine.games.bits import (
+    ONE,
+    ZERO,
+    inline_kernel,
+    kernel,
+    lsb_index,
+    msb_index,
+    popcnt,
+    xorshift,
+)
+
+U64Array = npt.NDArray[np.uint64]
+_JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
 
 _INNER = np.uint64(0x7E7E7E7E7E7E7E7E)  # files b..g
-_S1 = np.uint64(1)  # east / west
-_S7 = np.uint64(7)  # north-west / south-east
-_S8 = np.uint64(8)  # north / south
-_S9 = np.uint64(9)  # north-east / south-west
+
+
+def _rays() -> U64Array:
+    """RAYS[sq, d]: the squares from sq (excluded) to the edge in direction d; d < 4 go up the
+    square indices (E, N, NE, NW), d >= 4 down (W, S, SW, SE)."""
+    steps = [(1, 0), (0, 1), (1, 1), (-1, 1), (-1, 0), (0, -1), (-1, -1), (1, -1)]
+    out = np.zeros((64, 8), dtype=np.uint64)
+    for sq in range(64):
+        for d, (df, dr) in enumerate(steps):
+            f, r = sq % 8 + df, sq // 8 + dr
+            m = 0
+            while 0 <= f < 8 and 0 <= r < 8:
+                m |= 1 << (f + 8 * r)
+                f, r = f + df, r + dr
+            out[sq, d] = m
+    return out
+
+
+RAYS = _rays()
 
 
 @inline_kernel
-def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64) -> np.uint64:
-    """Empty-or-not squares reached past a run of `mask` discs that starts next to `me`.
+def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
+    """Squares one step past a run of `mask` discs next to `me`, both ways along one axis.
 
-    Six fill steps cover the longest possible run of flanked discs on an 8-square line.
+    The run is filled as a parallel prefix (Kogge-Stone): two single steps, then two steps of
+    two squares over pairs of `mask` discs, which covers the longest run (six discs) in four
+    steps instead of six.
     """
-    t = mask & (me << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    left = t << s
-    t = mask & (me >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    return left | (t >> s)
+    fl = mask & (me << s)
+    fl |= mask & (fl << s)
+    pre = mask & (mask << s)
+    fl |= pre & (fl << s2)
+    fl |= pre & (fl << s2)
+    fr = mask & (me >> s)
+    fr |= mask & (fr >> s)
+    pre = mask & (mask >> s)
+    fr |= pre & (fr >> s2)
+    fr |= pre & (fr >> s2)
+    return (fl << s) | (fr >> s)
 
 
 @kernel
 def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     """Bitboard of the empty squares where the side to move flips at least one disc."""
     inner = opp & _INNER
-    moves = _moves_dir(me, inner, _S1)
-    moves |= _moves_dir(me, opp, _S8)
-    moves |= _moves_dir(me, inner, _S7)
-    moves |= _moves_dir(me, inner, _S9)
-    return moves & ~(me | opp)
-
-
-@inline_kernel
-def _flips_dir(me: np.uint64, mask: np.uint64, m: np.uint64, s: np.uint64) -> np.uint64:
-    """Discs flipped along both rays of one axis: the `mask` run from `m`, if `me` closes it."""
-    t = mask & (m << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    t |= mask & (t << s)
-    # The run is contiguous from m, so the only `me` square one step past it is its far end.
-    f = t if (t << s) & me else ZERO
-    t = mask & (m >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    t |= mask & (t >> s)
-    if (t >> s) & me:
-        f |= t
-    return f
+    m = _moves_dir(me, inner, np.uint64(1), np.uint64(2))
+    m |= _moves_dir(me, opp, np.uint64(8), np.uint64(16))
+    m |= _moves_dir(me, inner, np.uint64(7), np.uint64(14))
+    m |= _moves_dir(me, inner, np.uint64(9), np.uint64(18))
+    return m & ~(me | opp)
 
 
 @kernel
 def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
-    """Bitboard of the opponent discs that a disc on `sq` flips (0 if the move is illegal).
+    """Bitboard of the opponent discs that a disc on the empty square `sq` flips (0 if the move
+    is illegal). Occupancy of `sq` is not checked here.
 
-    Occupancy of `sq` is not checked here; callers test `legal_mask` first.
+    Branch-free: along each ray the first square that is not an opponent disc is found (the
+    lowest set bit going up the square indices, the highest going down); if it holds a disc of
+    `me`, the opponent discs before it flip.
     """
-    m = ONE << np.uint64(sq)
-    inner = opp & _INNER
-    f = _flips_dir(me, inner, m, _S1)
-    f |= _flips_dir(me, opp, m, _S8)
-    f |= _flips_dir(me, inner, m, _S7)
-    f |= _flips_dir(me, inner, m, _S9)
+    f = ZERO
+    for d in range(4):
+        r = RAYS[sq, d]
+        x = r & ~opp
+        m = x & (ZERO - x) & me  # the outflanking disc, or 0
+        f |= r & (m - ((m | (ZERO - m)) >> np.uint64(63)))
+    for d in range(4, 8):
+        r = RAYS[sq, d]
+        x = (r & ~opp) | ONE  # never 0: its highest bit is a square
+        m = (ONE << np.uint64(msb_index(x))) & me & r
+        f |= r & (ZERO - (m << ONE))
     return f
+
+
+def _flips_python(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
+    """`flips` in plain Python ints, for numba's JIT off (numpy warns when a uint64 wraps)."""
+    m, o = int(me), int(opp)
+    f = 0
+    for d in range(8):
+        r = int(RAYS[sq, d])
+        x = r & ~o
+        if not x:
+            continue
+        if d < 4:
+            near = x & -x
+            run = r & (near - 1)
+        else:
+            near = 1 << (x.bit_length() - 1)
+            run = r & ~((near << 1) - 1)
+        if near & m:
+            f |= run
+    return np.uint64(f)
+
+
+if _JIT_OFF:
+    flips = _flips_python
 
 
 @kernel
 def bit_index(bit: np.uint64) -> int:
-    """Square index of a one-bit board (binary search; avoids float log2 rounding)."""
-    n = 0
-    if bit >> np.uint64(32):
-        bit >>= np.uint64(32)
-        n += 32
-    if bit >> np.uint64(16):
-        bit >>= np.uint64(16)
-        n += 16
-    if bit >> np.uint64(8):
-        bit >>= np.uint64(8)
-        n += 8
-    if bit >> np.uint64(4):
-        bit >>= np.uint64(4)
-        n += 4
-    if bit >> np.uint64(2):
-        bit >>= np.uint64(2)
-        n += 2
-    if bit >> ONE:
-        n += 1
-    return n
+    """Square index of a one-bit board."""
+    return lsb_index(bit)
 
 
 @kernel
@@ -134,7 +157,7 @@ def _perft(me: np.uint64, opp: np.uint64, depth: int) -> int:
             return 1  # a finished game is one leaf however much depth remains
         return _perft(opp, me, depth - 1)
     if depth == 1:
-        return int(popcount(moves))
+        return popcnt(moves)
     total = 0
     while moves:
         bit = moves & (~moves + ONE)
@@ -182,12 +205,12 @@ def _playout(me: np.uint64, opp: np.uint64, rng: np.uint64) -> tuple[int, np.uin
         else:
             passed = False
             rng = xorshift(rng)
-            bit = _nth_bit(moves, int(rng % np.uint64(popcount(moves))))
+            bit = _nth_bit(moves, int(rng % np.uint64(popcnt(moves))))
             f = flips(me, opp, bit_index(bit))
             me, opp = me | f | bit, opp ^ f
         me, opp = opp, me
         sign = -sign
-    diff = popcount(me) - popcount(opp)
+    diff = popcnt(me) - popcnt(opp)
     if diff == 0:
         return 0, rng
     return (sign if diff > 0 else -sign), rng

@@ -3,8 +3,8 @@
 Negamax alpha-beta (principal variation search, fail-soft) in layers by the number of empty
 squares, each with the speed-ups that pay at its size (details: docs/agents.md):
 
-* 1-4 empties (`_solve1` .. `_solve4`, in `endlast.py` with the tables, the flips and the
-  stable discs): no move generation; the empty squares are tried directly, odd quadrants
+* 1-4 empties (`_solve1` .. `_solve4`, in `endlast.py` with their tables and the stable
+  discs): no move generation; the empty squares are tried directly, odd quadrants
   first (parity), and the last move only counts its flips.
 * 5..`SHALLOW_EMPTIES`: plain alpha-beta, moves in odd quadrants first, stability cut-off.
 * above: a transposition table (lower and upper bounds), fastest-first ordering (fewest
@@ -12,7 +12,8 @@ squares, each with the speed-ups that pay at its size (details: docs/agents.md):
   stability cut-offs and, from `ETC_EMPTIES`, enhanced transposition cut-offs; from
   `SORT_SEARCH_EMPTIES` a shallow search with the static evaluation adds to that order.
 
-The root is `solve_root`: (score, best move in stats[_BEST]) for a window; a wide window is
+Moves and flips are the game's own kernels (`engine/games/othkernels.py`). The root is
+`solve_root`: (score, best move in stats[_BEST]) for a window; a wide window is
 solved as a series of narrow ones (`_aspiration`). Node counting and the
 node limit (stats[_LIMIT], stats[_ABORT]) work as in `search.py`'s kernels, so the same chunked,
 deadline-checked driver runs both.
@@ -41,13 +42,12 @@ from engine.agents.othello.endlast import (
     _solve2,
     _solve3,
     _solve4_entry,
-    flip,
-    legal_mask,
     stable_discs,
 )
 from engine.agents.othello.evals import evaluate
 from engine.games.bits import ONE, ZERO, kernel, lsb_index, msb_index, popcnt
 from engine.games.bits import typed_kernel as _typed
+from engine.games.othkernels import flips, legal_mask
 
 U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
@@ -198,7 +198,7 @@ def _shallow(
             sq = lsb_index(ms)
             bit = ONE << np.uint64(sq)
             ms ^= bit
-            f = flip(me, opp, sq)
+            f = flips(me, opp, sq)
             c_me = opp ^ f
             c_opp = me | f | bit
             if n_empty == 5:
@@ -264,7 +264,7 @@ def _sort_search(me: np.uint64, opp: np.uint64, depth: int, alpha: int, beta: in
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
         moves ^= bit
-        f = flip(me, opp, sq)
+        f = flips(me, opp, sq)
         v = -_sort_search(opp ^ f, me | f | bit, depth - 1, -beta, -alpha)
         if v > best:
             best = v
@@ -387,7 +387,7 @@ def _pvs(
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
         moves ^= bit
-        f = flip(me, opp, sq)
+        f = flips(me, opp, sq)
         tables.mv[ply, 0, n] = sq
         tables.fl[ply, n] = f
         if sq == tt_move:
@@ -555,7 +555,7 @@ def solve_root(
         sq = lsb_index(moves)
         bit = ONE << np.uint64(sq)
         moves ^= bit
-        f = flip(me, opp, sq)
+        f = flips(me, opp, sq)
         c_me = opp ^ f
         c_opp = me | f | bit
         v = (

@@ -1,5 +1,5 @@
-"""The last moves of the exact Othello endgame solver (`endgame.py`): the tables it reads, move
-generation and flips, the solvers of the last 1-4 empty squares (no move generation: the
+"""The last moves of the exact Othello endgame solver (`endgame.py`): the tables it reads, the
+solvers of the last 1-4 empty squares (no move generation: the
 empty squares are tried directly, odd quadrants first, and the last move only counts its
 flips) and stable discs. Details: docs/agents.md.
 """
@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.games.bits import ONE, ZERO, kernel, lsb_index, popcnt
-from engine.games.bits import _ctlz64 as _clz
+from engine.games.othkernels import flips
 
 U64Array = npt.NDArray[np.uint64]
 I64Array = npt.NDArray[np.int64]
@@ -22,22 +22,6 @@ _NODES = 0
 _NONE = -99  # no move tried yet (below any score)
 
 # -- tables -----------------------------------------------------------------------------------
-
-
-def _rays() -> U64Array:
-    """RAYS[sq, d]: the squares from sq (excluded) to the edge in direction d; d < 4 go up the
-    square indices (E, N, NE, NW), d >= 4 down (W, S, SW, SE)."""
-    steps = [(1, 0), (0, 1), (1, 1), (-1, 1), (-1, 0), (0, -1), (-1, -1), (1, -1)]
-    out = np.zeros((64, 8), dtype=np.uint64)
-    for sq in range(64):
-        for d, (df, dr) in enumerate(steps):
-            f, r = sq % 8 + df, sq // 8 + dr
-            m = 0
-            while 0 <= f < 8 and 0 <= r < 8:
-                m |= 1 << (f + 8 * r)
-                f, r = f + df, r + dr
-            out[sq, d] = m
-    return out
 
 
 def _neighbours() -> U64Array:
@@ -53,7 +37,6 @@ def _neighbours() -> U64Array:
     return out
 
 
-RAYS = _rays()
 NEIGHBOURS = _neighbours()
 QUADRANTS = np.array(
     [0x000000000F0F0F0F, 0x00000000F0F0F0F0, 0x0F0F0F0F00000000, 0xF0F0F0F000000000],
@@ -163,63 +146,7 @@ STABILITY_THRESHOLD = np.array(
     dtype=np.int64,
 )
 
-# -- flips and the last moves -----------------------------------------------------------------
-
-
-_INNER_FILES = np.uint64(0x7E7E7E7E7E7E7E7E)
-
-
-@kernel
-def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
-    """Squares past a run of `mask` discs next to `me`, both ways along one axis (a parallel
-    prefix fill: four steps instead of six)."""
-    fl = mask & (me << s)
-    fl |= mask & (fl << s)
-    pre = mask & (mask << s)
-    fl |= pre & (fl << s2)
-    fl |= pre & (fl << s2)
-    fr = mask & (me >> s)
-    fr |= mask & (fr >> s)
-    pre = mask & (mask >> s)
-    fr |= pre & (fr >> s2)
-    fr |= pre & (fr >> s2)
-    return (fl << s) | (fr >> s)
-
-
-@kernel
-def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
-    """The legal moves of `me` (as `othkernels.legal_mask`, a few times faster)."""
-    inner = opp & _INNER_FILES
-    m = _moves_dir(me, inner, np.uint64(1), np.uint64(2))
-    m |= _moves_dir(me, opp, np.uint64(8), np.uint64(16))
-    m |= _moves_dir(me, inner, np.uint64(7), np.uint64(14))
-    m |= _moves_dir(me, inner, np.uint64(9), np.uint64(18))
-    return m & ~(me | opp)
-
-
-_HIGH = np.uint64(0x8000000000000000)
-
-
-@kernel
-def flip(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
-    """The opponent discs a disc of `me` on the empty square `sq` flips (0: not a legal move).
-
-    Branch-free: along each ray the first square that is not an opponent disc is found (the
-    lowest set bit going up the square indices, the highest going down); if it holds a disc of
-    `me`, the opponent discs before it flip.
-    """
-    f = ZERO
-    for d in range(4):
-        r = RAYS[sq, d]
-        x = r & ~opp
-        m = x & (ZERO - x) & me  # the outflanking disc, or 0
-        f |= r & (m - ((m | (ZERO - m)) >> np.uint64(63)))
-    for d in range(4, 8):
-        r = RAYS[sq, d]
-        x = (r & ~opp) | ONE  # never 0: clz stays below 64
-        m = (_HIGH >> np.uint64(_clz(x))) & me & r
-        f |= r & (ZERO - (m << ONE))
-    return f
+# -- the last moves -----------------------------------------------------------------------
 
 
 @kernel
@@ -301,13 +228,13 @@ def _solve2(me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: i
     """Exact score with the two empty squares x1, x2."""
     best = _NONE
     if NEIGHBOURS[x1] & opp:
-        f = flip(me, opp, x1)
+        f = flips(me, opp, x1)
         if f:
             best = -_solve1(opp ^ f, me | f | (ONE << np.uint64(x1)), x2)
             if best >= beta:
                 return best
     if NEIGHBOURS[x2] & opp:
-        f = flip(me, opp, x2)
+        f = flips(me, opp, x2)
         if f:
             v = -_solve1(opp ^ f, me | f | (ONE << np.uint64(x2)), x1)
             if v > best:
@@ -317,13 +244,13 @@ def _solve2(me: np.uint64, opp: np.uint64, alpha: int, beta: int, x1: int, x2: i
     # me passes
     best = -_NONE
     if NEIGHBOURS[x1] & me:
-        f = flip(opp, me, x1)
+        f = flips(opp, me, x1)
         if f:
             best = _solve1(me ^ f, opp | f | (ONE << np.uint64(x1)), x2)
             if best <= alpha:
                 return best
     if NEIGHBOURS[x2] & me:
-        f = flip(opp, me, x2)
+        f = flips(opp, me, x2)
         if f:
             v = _solve1(me ^ f, opp | f | (ONE << np.uint64(x2)), x1)
             if v < best:
@@ -345,7 +272,7 @@ def _try3(
 ) -> int:
     """Score of `me` playing x (y, z left), or _NONE if x is not a legal move."""
     if NEIGHBOURS[x] & opp:
-        f = flip(me, opp, x)
+        f = flips(me, opp, x)
         if f:
             return -_solve2(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, y, z)
     return _NONE
@@ -400,7 +327,7 @@ def _try4(
     c: int,
 ) -> int:
     if NEIGHBOURS[x] & opp:
-        f = flip(me, opp, x)
+        f = flips(me, opp, x)
         if f:
             return -_solve3(opp ^ f, me | f | (ONE << np.uint64(x)), -beta, -alpha, a, b, c)
     return _NONE

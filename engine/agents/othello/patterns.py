@@ -13,7 +13,7 @@ alike).
 
 The search's evaluation, `pattern_value`, reads each instance's table index from byte lookups
 (a row, file or diagonal of each board read as one byte; see "the fast evaluation" below): 3-5
-times faster than reading the squares one by one (`python -m benchmarks.bench_othello_nodes`),
+times faster than reading the squares one by one (`python -m benchmarks.speed.othello_nodes`),
 which `features` still does for the fit. tests/test_patterns.py checks the values against the
 square-by-square reading (tests/reference/othello_patterns_reference.py).
 """
@@ -248,35 +248,12 @@ def _groups() -> tuple[tuple[int, int, int, int], ...]:
 GROUPS = _groups()
 assert len(GROUPS) == 11  # pattern_value sums one group a pattern, in this order
 _TOP = np.uint64(56)
-_INNER = np.uint64(0x7E7E7E7E7E7E7E7E)  # files b..g: flanked discs on a row or diagonal
-
-
-@inline_kernel
-def _reach(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> np.uint64:
-    """Squares one step past a run of `mask` discs next to `me`, both ways along one axis. The
-    run is filled in doubling steps (1, 1, 2, 2 squares: six at most, the longest run)."""
-    up = mask & (me << s)
-    up |= mask & (up << s)
-    pairs = mask & (mask << s)
-    up |= pairs & (up << s2)
-    up |= pairs & (up << s2)
-    down = mask & (me >> s)
-    down |= mask & (down >> s)
-    pairs = mask & (mask >> s)
-    down |= pairs & (down >> s2)
-    down |= pairs & (down >> s2)
-    return (up << s) | (down >> s)
 
 
 @inline_kernel
 def mobility(me: np.uint64, opp: np.uint64) -> int:
-    """The number of legal moves of `me` (as popcount(othkernels.legal_mask), fewer steps)."""
-    inner = opp & _INNER
-    m = _reach(me, inner, np.uint64(1), np.uint64(2))
-    m |= _reach(me, opp, np.uint64(8), np.uint64(16))
-    m |= _reach(me, inner, np.uint64(7), np.uint64(14))
-    m |= _reach(me, inner, np.uint64(9), np.uint64(18))
-    return popcnt(m & ~(me | opp))
+    """The number of legal moves of `me`."""
+    return popcnt(legal_mask(me, opp))
 
 
 @inline_kernel
