@@ -64,8 +64,4 @@ def hint(state: GameState, seconds: float = 1.5) -> Hint:
             else f"you lose by {-discs} discs against perfect play, the least you can"
         )
         return Hint(move, words, True)
-    if decision.info.get("reason") == "book" and decision.score is not None:
-        outcome = int(decision.score)
-        kinds = ("it keeps your win", "it keeps the draw", "you lose against perfect play")
-        return Hint(move, kinds[0 if outcome > 0 else 1 if outcome == 0 else 2], True)
     return Hint(move, "the best move a deep search finds, not proven to the end", False)

@@ -21,7 +21,7 @@ def test_parse_reads_entries_and_skips_comments() -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["5 1", "5 1 4 9", "x 1 4", "5 2 4", "5 1 0", "5 1 8", "-3 0 1", "5 one 4"]
+    "line", ["5 1", "5 1 4 9", "x 1 4", "5 22 4", "5 -22 4", "5 1 0", "5 1 8", "-3 0 1", "5 one 4"]
 )
 def test_parse_rejects_a_malformed_line_by_number(line: str) -> None:
     with pytest.raises(c4book.BookError, match="book line 2"):
@@ -45,12 +45,13 @@ def test_lookup_is_for_early_7x6_four_in_a_row_positions_only() -> None:
     assert c4book.lookup(Connect4State.from_moves("", 6, 7, 3)) is None
 
 
-def _keeps(state: Connect4State, col: int, outcome: int) -> bool:
+def _keeps(state: Connect4State, col: int, score: int) -> bool:
     child = state.play(col)
     result = child.outcome()
     if result is not None:
-        return (0 if result.winner is None else 1) == outcome
-    return -sv.solve_weak(child) == outcome
+        cells = state.rows * state.cols
+        return (0 if result.winner is None else (cells + 1 - state.ply) // 2) == score
+    return -sv.solve(child) == score
 
 
 def test_build_on_a_small_board_is_exact_and_resumes(tmp_path: Path) -> None:
@@ -65,9 +66,9 @@ def test_build_on_a_small_board_is_exact_and_resumes(tmp_path: Path) -> None:
         for state in book_builder.positions(p, 4, 5):
             entry = c4book.lookup_in(book, state)
             assert entry is not None
-            outcome, col = entry
-            assert outcome == sv.solve_weak(state), state.to_notation()
-            assert _keeps(state, col, outcome), state.to_notation()
+            score, col = entry
+            assert score == sv.solve(state), state.to_notation()
+            assert _keeps(state, col, score), state.to_notation()
     # A rerun finds every solved position in the work file and solves nothing again.
     work = tmp_path / "book.txt.ply3.work"
     lines = work.read_text()
@@ -85,16 +86,15 @@ def test_an_interrupted_build_keeps_what_it_solved(tmp_path: Path) -> None:
     first, second = list(book_builder.positions(3, 4, 5))[:2]
     mirror = Connect4State.from_moves([4 - c for c in second.moves], 4, 5)
     work.write_text(
-        f"{first.to_notation()} {sv.solve_weak(first)} 2\n"
-        f"{mirror.to_notation()} {sv.solve_weak(second)} 2\n"
+        f"{first.to_notation()} {sv.solve(first)} 2\n{mirror.to_notation()} {sv.solve(second)} 2\n"
     )
     size, solved, total = book_builder.build(
         out, ply=3, rows=4, cols=5, workers=1, table_size=100_003, stop_after=0
     )
     assert (size, solved) == (2, 2) and total > 2
     book = c4book.parse(out.read_text())
-    assert c4book.lookup_in(book, first) == (sv.solve_weak(first), 2)
-    assert c4book.lookup_in(book, second) == (sv.solve_weak(second), 2)
+    assert c4book.lookup_in(book, first) == (sv.solve(first), 2)
+    assert c4book.lookup_in(book, second) == (sv.solve(second), 2)
     assert "(2 of the" in out.read_text().splitlines()[0]
 
 
@@ -126,18 +126,19 @@ def test_the_shipped_book_agrees_with_pons_exact_scores() -> None:
     for moves, score in _pons_opening():
         entry = c4book.lookup(Connect4State.from_moves(moves))
         if entry is not None:
-            assert entry[0] == (score > 0) - (score < 0), moves
+            assert entry[0] == score, moves
             checked += 1
     assert checked == 256
 
 
 def test_the_shipped_book_knows_the_opening_theory() -> None:
     # Allis (1988): the first player wins only by starting in the centre; columns 3 and 5 draw.
+    # Pons' score 1: the first player's win comes with the last of its 21 discs.
     assert c4book.lookup(Connect4State.new()) == (1, 3)
     expected = {1: 1, 2: 1, 3: 0, 4: -1, 5: 0, 6: 1, 7: 1}  # for the second player
     for col, outcome in expected.items():
         entry = c4book.lookup(Connect4State.from_moves(str(col)))
-        assert entry is not None and entry[0] == outcome
+        assert entry is not None and (entry[0] > 0) - (entry[0] < 0) == outcome
 
 
 def test_the_shipped_book_is_consistent_with_its_own_leaves() -> None:
@@ -157,33 +158,29 @@ def test_the_shipped_book_is_consistent_with_its_own_leaves() -> None:
     assert derived == len(SHIPPED) - sum(1 for s in LEAVES if c4book.lookup(s) is not None)
 
 
-def test_the_perfect_agent_plays_from_the_book_at_once() -> None:
+def test_the_perfect_agent_plays_a_move_of_the_book_s_score() -> None:
     spec, _ = registry.resolve("perfect", "connect4")
     agent = registry.build(spec, "connect4")
     rng = random.Random(0)
     booked = [s for s in LEAVES if c4book.lookup(s) is not None][:40]
-    outcomes = set()
+    signs = set()
     for state in booked:
         decision = agent.choose(state, Budget(time=0.3), rng)
         entry = c4book.lookup(state)
         assert entry is not None
-        outcomes.add(entry[0])
+        signs.add((entry[0] > 0) - (entry[0] < 0))
         if decision.info["reason"] in ("win now", "only move"):
-            continue  # these come before the book
-        if entry[0] >= 0:  # won or drawn: the book's move, at once
-            assert decision.info["reason"] == "book"
-            assert decision.move == entry[1] and decision.score == entry[0]
-        else:  # lost: searched for the move that resists best
-            assert decision.info["reason"] != "book"
-    assert outcomes == {-1, 0, 1}
-    # Before 4 discs the children are in the book too: the ranking picks among the keepers.
+            continue
+        assert decision.info["reason"] == "solved" and decision.score == entry[0]
+        assert _keeps(state, decision.move, entry[0]), state.to_notation()
+    assert signs == {-1, 0, 1}
+    # Before 4 discs the children are in the book too: only the centre wins the empty board.
     decision = agent.choose(Connect4State.new(), Budget(time=0.9), rng)
-    assert decision.move == 3 and decision.info["reason"] == "book"
-    assert decision.info["keeping"] == [4]  # only the centre wins
+    assert decision.move == 3 and decision.info["best"] == [4]
     state = Connect4State.from_moves("3")  # a draw for the second player
     decision = agent.choose(state, Budget(time=0.9), rng)
     child = c4book.lookup(state.play(decision.move))
-    assert decision.info["reason"] == "book" and child is not None and child[0] == 0
+    assert decision.score == 0 and child is not None and child[0] == 0
 
 
 def test_the_book_command_refuses_bad_options() -> None:

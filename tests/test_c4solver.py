@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,15 @@ def move_value(state: Connect4State, col: int) -> int:
         assert outcome is not None
         return 0 if outcome.winner is None else (state.rows * state.cols + 1 - state.ply) // 2
     return -c4solver.solve(child)
+
+
+@pytest.fixture
+def no_books() -> Iterator[None]:
+    """The solver without its opening book and 12-disc database: early positions take seconds
+    again, for the tests of what happens when a budget runs out."""
+    c4solver.use_books(opening=False, edge=False)
+    yield
+    c4solver.use_books(opening=True, edge=True)
 
 
 def test_fixtures_cover_the_three_easy_sets() -> None:
@@ -93,11 +103,26 @@ def test_perfect_agent_keeps_the_outcome(moves: str, score: int) -> None:
     assert sign(move_value(state, decision.move)) == sign(score)
 
 
-def test_perfect_agent_respects_its_time_budget_early_on() -> None:
+def test_perfect_agent_solves_every_early_position_within_its_budget() -> None:
     spec, _ = registry.resolve("perfect", "connect4")
     agent = registry.build(spec, "connect4")
-    # Beyond the opening book (4 discs) early positions take seconds to solve: the agent must
-    # still answer within its budget.
+    # The opening book and the 12-disc database leave little to search: every move is solved.
+    for moves in ("", "435", "43344", "413526", "432516", "123456"):
+        state = Connect4State.from_moves(moves)
+        t0 = time.perf_counter()
+        decision = agent.choose(state, Budget(time=0.25), random.Random(1))
+        assert time.perf_counter() - t0 < 0.25 + scaled(0.05)
+        assert decision.info["reason"] in ("solved", "win now", "only move"), moves
+        if decision.info["reason"] == "solved":
+            assert move_value(state, decision.move) == c4solver.solve(state), moves
+
+
+def test_perfect_agent_respects_its_time_budget_without_books(no_books: None) -> None:
+    spec, _ = registry.resolve("perfect", "connect4")
+    agent = registry.build(spec, "connect4")
+    # Without the books early positions take seconds to solve: the agent must still answer
+    # within its budget (once its fallback's kernels are loaded: the books leave them unused).
+    agent.choose(Connect4State.from_moves("4"), Budget(time=0.25), random.Random(1))
     reasons = set()
     for moves in ("", "435", "43344", "413526", "432516", "123456"):
         state = Connect4State.from_moves(moves)
@@ -109,7 +134,7 @@ def test_perfect_agent_respects_its_time_budget_early_on() -> None:
     assert "timeout" in reasons
 
 
-def test_node_budget_and_deadline_give_up() -> None:
+def test_node_budget_and_deadline_give_up(no_books: None) -> None:
     empty = Connect4State.new()
     with pytest.raises(c4solver.BudgetExceeded):
         c4solver.solve(empty, max_nodes=10_000)
@@ -155,7 +180,7 @@ def test_probe_finds_a_move_above_each_threshold_exactly_when_one_exists(
             assert verdict == (1 if values[col] > threshold else -1)
 
 
-def test_probe_reports_an_unfinished_search_and_rejects_full_columns() -> None:
+def test_probe_reports_an_unfinished_search_and_rejects_full_columns(no_books: None) -> None:
     state = Connect4State.from_moves("1")
     result = c4solver.probe(state, [3, 2, 4], 0, deadline=time.perf_counter() + 0.01)
     assert not result.complete and result.found is None
@@ -163,7 +188,7 @@ def test_probe_reports_an_unfinished_search_and_rejects_full_columns() -> None:
         c4solver.probe(Connect4State.from_moves("111111"), [0], 0)
 
 
-def test_perfect_agent_stops_at_its_node_budget() -> None:
+def test_perfect_agent_stops_at_its_node_budget(no_books: None) -> None:
     spec, _ = registry.resolve("perfect", "connect4")
     agent = registry.build(spec, "connect4")
     state = Connect4State.from_moves("413526")  # past the opening book: a real search

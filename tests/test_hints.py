@@ -44,7 +44,13 @@ def test_a_connect_four_hint_is_proven_late_in_a_game() -> None:
     assert (won.move, won.outcome, won.exact) == ("1", "you win with your next move", True)
     lost = hint(Connect4State.from_moves("41513"))  # three in a row, both ends open
     assert lost.exact and lost.outcome.startswith("you lose against perfect play")
-    assert hint(Connect4State.new()).move == "4"  # the book: the centre keeps the win
+    # The opening book: the centre wins, with the first player's last disc.
+    first = hint(Connect4State.new())
+    assert (first.move, first.outcome, first.exact) == (
+        "4",
+        "you win with your 21st move from now",
+        True,
+    )
 
 
 def test_an_othello_hint_is_exact_near_the_end() -> None:
@@ -105,7 +111,8 @@ async def test_no_hint_while_the_bot_is_to_move(
 
 async def test_the_console_hint(lobby: Lobby) -> None:
     text = await run(lobby, "/play game:connect4 opponent:easy\n/hint\n", "ann")
-    assert "Hint for match #1: play 4 (it keeps your win). This game is now unrated;" in text
+    hint_line = "Hint for match #1: play 4 (you win with your 21st move from now)."
+    assert f"{hint_line} This game is now unrated;" in text
     assert "hints used: 1 of 2." in text
 
 
@@ -130,7 +137,10 @@ async def test_the_hint_button_answers_the_player_and_marks_the_board_unrated(en
     assert all(c.ephemeral for c in calls if c.is_followup or c.is_callback)
     calls = await h.click(board, hint_id, user=ALICE)
     [followup] = [c for c in calls if c.is_followup]
-    assert followup.ephemeral and "play 4 (it keeps your win)" in followup.message["content"]
+    assert (
+        followup.ephemeral
+        and "play 4 (you win with your 21st move from now)" in followup.message["content"]
+    )
     await h.settle()
     assert "unrated (1 hint)" in h.last_message(ephemeral=False)["embeds"][0]["footer"]["text"]
 

@@ -1,7 +1,8 @@
 """Building the Connect Four opening book (`python -m tools book`): every position of `ply`
-discs solved to the end on worker processes (the most often reached first), the earlier ones
-derived by negamax, written as the book `engine.agents.connect4.book` reads. Resumable: each
-solve is appended to a work file as it comes.
+discs solved exactly on worker processes (the most often reached first; the solver reads the
+12-disc database, not the book being built), the earlier ones derived by negamax, written as
+the book `engine.agents.connect4.book` reads. Resumable: each solve is appended to a work file
+as it comes.
 """
 
 from __future__ import annotations
@@ -57,31 +58,30 @@ def likelihood(ply: int, rows: int = ROWS, cols: int = COLS) -> dict[int, int]:
 
 
 def solve_position(moves: str, rows: int = ROWS, cols: int = COLS) -> tuple[str, int, int]:
-    """(moves, outcome, 0-based column keeping it) of one position, solved to the end."""
+    """(moves, Pons' score, 0-based column reaching it) of one position, solved exactly."""
     state = Connect4State.from_moves(moves, rows, cols)
     order = centre_order(state.cols)
+    cells = rows * cols
     wins = state.winning_moves()
     if wins:
-        return moves, 1, min(wins, key=order.index)
+        return moves, (cells + 1 - state.ply) // 2, min(wins, key=order.index)
     if sv.every_move_loses(state):
-        return moves, -1, min(state.legal_moves(), key=order.index)
-    safe = sorted(sv.non_losing_moves(state), key=order.index)
-    for threshold, outcome in ((0, 1), (-1, 0)):
-        found = sv.probe(state, safe, threshold).found
-        if found is not None:
-            return moves, outcome, found
-    return moves, -1, safe[0]
+        return moves, -((cells - state.ply) // 2), min(state.legal_moves(), key=order.index)
+    score, best = sv.best_moves(state)
+    return moves, score, min(best, key=order.index)
 
 
 def _init_worker(table_size: int) -> None:
-    """A build worker's transposition table: room for solves of minutes, not milliseconds."""
+    """A build worker's transposition table (room for long solves), and the 12-disc database
+    but not the shipped book in its solver."""
     sv.TABLE_SIZE = table_size
+    sv.use_books(opening=False, edge=True)
 
 
 def _derive(
     leaves: dict[int, tuple[int, int]], ply: int, rows: int, cols: int
 ) -> dict[int, tuple[int, int]]:
-    """Outcomes of the positions with fewer than `ply` discs, by negamax over the children
+    """Scores of the positions with fewer than `ply` discs, by negamax over the children
     (those with a child missing from an unfinished build are left out)."""
     book = dict(leaves)
     for p in range(ply - 1, -1, -1):
@@ -92,7 +92,7 @@ def _derive(
                 child = state.play(col)
                 outcome = child.outcome()
                 if outcome is not None:
-                    value = 0 if outcome.winner is None else 1
+                    value = 0 if outcome.winner is None else (rows * cols + 1 - p) // 2
                 else:
                     found = lookup_in(book, child)
                     if found is None:  # an unfinished build: this position stays out
@@ -164,9 +164,11 @@ def build(
     leaves = {k: v for k, v in done.items() if k in todo}
     book = _derive(leaves, ply, rows, cols)
     lines = [
-        f"# Connect Four {cols}x{rows} opening book: {len(book)} positions of <= {ply} discs "
+        f"# Connect Four {cols}x{rows} opening book, exact scores: {len(book)} positions of "
+        f"<= {ply} discs "
         f"({len(leaves)} of the {len(todo)} with {ply} discs solved),",
-        f"# built by `python -m tools book --ply {ply}` (our own solver), "
+        f"# built by `python -m tools book --ply {ply}` (our own solver over the 12-disc "
+        f"database of bitbully-databases), "
         f"{time.strftime('%Y-%m-%d')}; {time.monotonic() - t0:.0f} s in this run.",
     ]
     lines += [f"{key} {v} {c + 1}" for key, (v, c) in sorted(book.items())]

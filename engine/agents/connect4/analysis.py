@@ -1,13 +1,14 @@
 """Connect Four's analysis (`engine.analysis`): the exact score of each position from the solver
-(the opening book gives the outcome of the first positions), solved from the last position back
-so that the later solves fill the table the earlier ones use."""
+(on 7x6 its opening book and 12-disc database make every position a matter of milliseconds),
+solved from the last position back so that the later solves fill the table the earlier ones
+use."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from engine.agents.connect4 import book, solver
+from engine.agents.connect4 import solver
 from engine.agents.connect4.score import from_score
 from engine.analysis import OUTCOMES, Review, terminal_value
 from engine.games.base import GameState
@@ -23,12 +24,11 @@ def load_solvers() -> None:
 
 
 def review(states: list[GameState], moves: list[str], deadline: float) -> list[Review]:
-    """Every move judged by the solver's exact scores (the book's outcomes first)."""
+    """Every move judged by the solver's exact scores."""
     n = len(moves)
     scores: list[int | None] = [None] * (n + 1)  # Pons' score for the side to move
     outcomes: list[int | None] = [None] * (n + 1)  # -1, 0, 1 for the side to move
     bests: list[list[int] | None] = [None] * (n + 1)  # columns keeping the exact score
-    book_cols: list[int | None] = [None] * (n + 1)
     boards = [s for s in states if isinstance(s, Connect4State)]
     try:
         solver.check_variant(boards[0])
@@ -42,23 +42,17 @@ def review(states: list[GameState], moves: list[str], deadline: float) -> list[R
                 scores[i] = 0
             else:  # the winner's disc was the last one played
                 scores[i] = -((state.rows * state.cols + 2 - state.ply) // 2)
-        elif solvable and state.ply <= book.MAX_PLY:
-            found = book.lookup(state)
-            if found is not None:
-                outcomes[i], book_cols[i] = found
     if solvable:
-        _solve_all(boards, moves, outcomes, scores, bests, book_cols, deadline)
+        _solve_all(boards, moves, outcomes, scores, bests, deadline)
     reviews = []
     for i, text in enumerate(moves):
-        state, col = boards[i], boards[i].parse_move(text)
+        state = boards[i]
         before = outcomes[i]
         after = None if outcomes[i + 1] is None else -(outcomes[i + 1] or 0)
-        if after == 1 or (after is not None and book_cols[i] == col):
+        if after == 1:
             before = after if before is None else before  # a move cannot beat its position
         if before == -1 and after is None:
             after = -1  # nothing saves a lost position
-        if after is None and book_cols[i] == col and before is not None:
-            after = before  # the book's move keeps the outcome
         s_before, s_after = scores[i], None if scores[i + 1] is None else -(scores[i + 1] or 0)
         verdict = verdict_of(before, after, s_before, s_after, len(state.legal_moves()))
         review = Review(
@@ -70,8 +64,9 @@ def review(states: list[GameState], moves: list[str], deadline: float) -> list[R
             None if before is None else OUTCOMES[before],
             None if after is None else OUTCOMES[after],
         )
-        book_col = book_cols[i]
-        best = bests[i] or ([book_col] if book_col is not None else None)
+        if verdict == "unsure":  # every position of a solvable board was given to the solver
+            review.why = "time" if solvable else "variant"
+        best = bests[i]
         if best:
             centre = min(best, key=lambda c: abs(2 * c - (state.cols - 1)))
             review.best = state.move_to_str(centre)
@@ -102,14 +97,12 @@ def _solve_all(
     outcomes: list[int | None],
     scores: list[int | None],
     bests: list[list[int] | None],
-    book_cols: list[int | None],
     deadline: float,
 ) -> None:
-    """Outcomes first (the solver's win/draw/loss search is much faster than the exact score),
-    from the last position back: later solves fill the table the earlier ones use. Then exact
-    scores and best moves, first where a move changed the outcome (the turning point names
-    the move that kept it). The book's positions take minutes to solve: they keep its outcome.
-    """
+    """Outcomes first (the solver's win/draw/loss search is faster than the exact score where
+    no book reaches), from the last position back: later solves fill the table the earlier
+    ones use. Then exact scores and best moves, first where a move changed the outcome (the
+    turning point names the move that kept it)."""
     todo = [i for i in range(len(boards) - 1, -1, -1) if outcomes[i] is None]
 
     def weak(i: int, until: float) -> None:
@@ -135,9 +128,9 @@ def _solve_all(
         for i in range(len(boards) - 1, -1, -1)
         if outcomes[i] is not None and scores[i] is None and not boards[i].is_over()
     ]
-    first = [i for i in changed if book_cols[i] is None and scores[i] is None]
+    first = [i for i in changed if scores[i] is None]
     _sweep(first, time.perf_counter() + 0.5 * (deadline - time.perf_counter()), full)
-    _sweep([i for i in rest if book_cols[i] is None and i not in first], deadline, full)
+    _sweep([i for i in rest if i not in first], deadline, full)
 
 
 def verdict_of(

@@ -1,8 +1,9 @@
-"""The `perfect` agent: near-perfect Connect Four within a time budget (the `expert` level).
+"""The `perfect` agent: perfect Connect Four within a time budget (the `expert` level).
 
-Per move: a win at hand or a forced reply, else the opening book, else a short heuristic search
-ranks the moves and the solver proves them in that order until the deadline. The steps and the
-measurements behind them: docs/agents.md.
+Per move: a win at hand or a forced reply, else the exact solve (the opening book and the 12-disc
+database make it milliseconds on 7x6) and a move of the best score; if that runs out of time,
+a short heuristic search ranks the moves and the solver proves them in that order until the
+deadline. The steps and the measurements behind them: docs/agents.md.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
-from engine.agents.connect4 import book
 from engine.agents.connect4 import solver as sv
 from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
@@ -188,11 +188,11 @@ class ExpertAgent(Agent):
         if len(safe) == 1:
             return Decision(move=safe[0], info={"reason": "only move"})
         total = budget.time
-        entry = book.lookup(state)
-        if entry is not None and entry[0] >= 0:
-            return self._from_book(state, safe, entry, t0, total, budget.nodes)
-        # A lost position (by the book or not) is searched: the heuristic's move makes the
-        # opponent work for its win, where the book's column is merely one of many losing moves.
+        exact = self._exact(state, t0, total, budget.nodes)
+        if exact is not None:
+            return exact
+        # The exact solve ran out of time (a board size the books do not cover): prove what
+        # can be proven in the time left, in the heuristic's order.
         deadline = math.inf if total is None else t0 + total - 0.005
         node_cap = budget.nodes
 
@@ -220,31 +220,29 @@ class ExpertAgent(Agent):
             move=move, depth=depth, nodes=nodes, seconds=time.perf_counter() - t0, info=info
         )
 
-    def _from_book(
-        self,
-        state: Connect4State,
-        safe: list[int],
-        entry: tuple[int, int],
-        t0: float,
-        total: float | None,
-        node_cap: int | None,
-    ) -> Decision:
-        """The book's outcome kept; among several moves known to keep it (children in the
-        book), the one the heuristic ranks best, the most testing for a fallible opponent."""
-        outcome, col = entry
-        keeping = []
-        for c in safe:
-            child = book.lookup(state.play(c))
-            if child is not None and -child[0] == outcome:
-                keeping.append(c)
-        if len(keeping) > 1:
-            ranking, _, _ = self._rank(state, keeping, t0, total, node_cap)
-            col = ranking[0]
+    def _exact(
+        self, state: Connect4State, t0: float, total: float | None, node_cap: int | None
+    ) -> Decision | None:
+        """A move of the best exact score: the fastest win, a draw, the longest defence (the
+        books make this a matter of milliseconds on 7x6); among several, the one the heuristic
+        ranks best, the most testing for a fallible opponent. None if the solve ran out of
+        half the time."""
+        deadline = math.inf if total is None else t0 + 0.5 * total
+        try:
+            score, best = sv.best_moves(state, max_nodes=node_cap, deadline=deadline)
+        except sv.BudgetExceeded:
+            return None
+        nodes = sv.SearchCounter.last_nodes
+        move = best[0]
+        if len(best) > 1:
+            ranking, _, ranked = self._rank(state, best, t0, total, node_cap)
+            move, nodes = ranking[0], nodes + ranked
         return Decision(
-            move=col,
-            score=float(outcome),
+            move=move,
+            score=float(score),
+            nodes=nodes,
             seconds=time.perf_counter() - t0,
-            info={"reason": "book", "keeping": [c + 1 for c in keeping]},
+            info={"reason": "solved", "best": [c + 1 for c in best]},
         )
 
     @staticmethod
@@ -316,8 +314,8 @@ AGENT_INFOS = [
     AgentInfo(
         "perfect",
         ("connect4",),
-        "near-perfect play (four in a row): knows the openings by heart, then proves each move "
-        "win, draw or loss when it can in time, and searches deep when it cannot",
+        "perfect play (four in a row): solves every move, plays the fastest win and the "
+        "longest defence; on boards its books do not cover, proves what it can in time",
         ExpertAgent,
         budget=Budget(time=DEFAULT_TIME),
     ),

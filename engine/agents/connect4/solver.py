@@ -18,6 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
+from engine.agents.connect4 import book as opening
+from engine.agents.connect4 import edge
 from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
 from engine.games.bits import ZERO, kernel, now, popcount
@@ -25,6 +27,7 @@ from engine.games.connect4 import Connect4State
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
 
 #: Transposition table entries (a prime, so ``key % size`` spreads keys well): 4M entries of
 #: 8 + 1 bytes, about 38 MB per process, allocated on the first solve.
@@ -52,6 +55,10 @@ class Variant(NamedTuple):
     bottom: np.uint64
     board: np.uint64
     colmasks: U64
+    book_ply: int  # the deepest ply `book` may hold (-1: no book)
+    book: U64  # the opening book for 7x6: key << 8 | (score + 128), sorted
+    edge_ply: int  # the discs of the positions in `edge` (-1: no such book)
+    edge: U8  # `edge.data()` for 7x6, else empty
 
 
 class Work(NamedTuple):
@@ -128,6 +135,29 @@ def _out_of_budget(stats: I64, deadline: float) -> bool:
 
 
 @kernel
+def _in_book(book: U64, key: np.uint64, h: int, cols: int) -> int:
+    """The opening book's score of a position (`key` = cur + mask), or `edge.MISSING`."""
+    column = (np.uint64(1) << np.uint64(h)) - np.uint64(1)
+    mirrored = ZERO
+    for c in range(cols):
+        part = (key >> np.uint64(c * h)) & column
+        mirrored |= part << np.uint64((cols - 1 - c) * h)
+    key = min(key, mirrored)
+    lo = 0
+    hi = book.shape[0] - 1
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        got = book[mid] >> np.uint64(8)
+        if got == key:
+            return int(book[mid] & np.uint64(255)) - 128
+        if got < key:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return edge.MISSING
+
+
+@kernel
 def _negamax(
     cur: np.uint64,
     mask: np.uint64,
@@ -157,6 +187,14 @@ def _negamax(
         return -((cells - ply) // 2)
     if ply >= cells - 2:
         return 0
+    if ply <= variant.book_ply:  # exact from the opening book
+        found = _in_book(variant.book, cur + mask, h, variant.colmasks.shape[0])
+        if found != edge.MISSING:
+            return found
+    elif ply == variant.edge_ply:  # exact from the database, no search below
+        found = edge.lookup(variant.edge, cur, mask)
+        if found != edge.MISSING:
+            return found
     lo = -((cells - 2 - ply) // 2)
     if alpha < lo:
         alpha = lo
@@ -373,7 +411,19 @@ class _Context:
         order = centre_order(cols)
         colmasks = np.array([((1 << rows) - 1) << (c * self.h) for c in order], dtype=np.uint64)
         self.colidx = np.array(order, dtype=np.int64)
-        self.variant = Variant(self.h, self.cells, self.bottom, self.board, colmasks)
+        on = (rows, cols) == (edge.ROWS, edge.COLS)
+        db = edge.data() if on and _BOOKS["edge"] else edge.EMPTY
+        keys_, scores = (
+            opening.arrays()
+            if on and _BOOKS["opening"]
+            else (np.zeros(0, np.uint64), np.zeros(0, np.int8))
+        )
+        packed = keys_ << np.uint64(8) | (scores.astype(np.int64) + 128).astype(np.uint64)
+        self.variant = Variant(
+            self.h, self.cells, self.bottom, self.board, colmasks,
+            opening.MAX_PLY if packed.shape[0] else -1, packed,
+            edge.PLY if db.shape[0] else -1, db,
+        )  # fmt: skip
         movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
         scorebuf = np.zeros((self.cells + 2) * 16, dtype=np.int64)
         self.work = Work(keys, vals, movebuf, scorebuf)
@@ -381,6 +431,17 @@ class _Context:
 
 _CONTEXTS: dict[tuple[int, int], _Context] = {}
 _TABLE: dict[str, Any] = {}
+_BOOKS = {"opening": True, "edge": True}
+
+
+def use_books(opening: bool, edge: bool) -> None:
+    """Whether the solver reads the opening book and the 12-disc database (`edge`) for 7x6
+    positions: benchmarks time the search alone with both off, the book's build reads the
+    database only. Clears the table."""
+    if (_BOOKS["opening"], _BOOKS["edge"]) != (opening, edge):
+        _BOOKS.update(opening=opening, edge=edge)
+        _CONTEXTS.clear()
+        reset()
 
 
 def check_variant(state: Connect4State) -> None:
