@@ -68,7 +68,7 @@ def warm_agent(agent: Agent, picks: list[GameState], rng: random.Random) -> None
 
 #: Seconds each step compiles from an empty cache, after the steps before it in `warm_plan()`
 #: order (kernels shared with an earlier step are loaded, not compiled), on the 2-core
-#: reference machine at a load of about 1: `python benchmarks/first_run.py --steps` measures
+#: reference machine at a load of about 1: `python -m benchmarks.speed.first_run --steps` measures
 #: them. A step not listed counts `DEFAULT_COST`; one already compiled, `LOAD_COST`.
 COSTS: dict[str, float] = {
     "othello-expert": 21.4,

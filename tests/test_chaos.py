@@ -1,4 +1,5 @@
-"""A small seeded chaos run (the full one is `python -m benchmarks.chaos`, figures in the notes).
+"""A small seeded chaos run (the full one is `python -m benchmarks.robustness.chaos`, figures in
+the notes).
 
 About 20 matches and 5 kills of the real bot process (kill -9 by the fault hook and at random
 moments), with failed Discord responses and edits, a worker crash or hang, a busy or full
@@ -37,7 +38,7 @@ def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "benchmarks.chaos",
+            "benchmarks.robustness.chaos",
             *ARGS,
             "--json",
             f"{out}",

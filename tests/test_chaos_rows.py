@@ -1,6 +1,7 @@
-"""The corrupt rows the chaos run plants while the bot is down (`benchmarks/chaos_rows.py`), on
-both databases: the lobby starts over them, sets each aside, answers the listings and the clock,
-and its learning goes on (an outbox row that does not decode must not stop the others)."""
+"""The corrupt rows the chaos run plants while the bot is down
+(`benchmarks/robustness/chaos_rows.py`), on both databases: the lobby starts over them, sets each
+aside, answers the listings and the clock, and its learning goes on (an outbox row that does not
+decode must not stop the others)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.chaos_rows import Execute, Planted, plant
+from benchmarks.robustness.chaos_rows import Execute, Planted, plant
 from db.backend import is_postgres_url
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person

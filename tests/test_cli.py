@@ -273,14 +273,14 @@ def test_serve_refuses_a_memory_the_database_does_not_hold(
 
 
 def test_c4_book_check_says_it_needs_bitbully() -> None:
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "c4_book_check.py"
+    root = Path(__file__).resolve().parent.parent
     # A None entry in sys.modules makes `import bitbully` fail, installed or not.
     code = (
         "import runpy, sys; sys.modules['bitbully'] = None; "
-        f"runpy.run_path({str(script)!r}, run_name='__main__')"
+        "runpy.run_module('benchmarks.strength.c4_book', run_name='__main__')"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=scaled(120)
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=scaled(120)
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "needs bitbully" in proc.stderr

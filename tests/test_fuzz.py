@@ -1,7 +1,7 @@
 """Generated hostile input (hypothesis): Discord options and custom ids, console lines and
 engine protocol lines. Every bad input gets one clear answer and changes nothing.
 
-The full run is `python -m benchmarks.fuzz` (10,000 interactions against the real pool).
+The full run is `python -m benchmarks.robustness.fuzz` (10,000 interactions against the real pool).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A small seeded fuzz run (the full one is `python -m benchmarks.fuzz`): hostile members,
-their names built from mentions, masked links, markdown and 2,000-character tails, against the
-real bot and pool. Nothing may ping beyond a challenged member, no name's markdown may reach a
-message, and no refused interaction may change what people own."""
+"""A small seeded fuzz run (the full one is `python -m benchmarks.robustness.fuzz`): hostile
+members, their names built from mentions, masked links, markdown and 2,000-character tails,
+against the real bot and pool. Nothing may ping beyond a challenged member, no name's markdown
+may reach a message, and no refused interaction may change what people own."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def test_a_small_fuzz_run_with_hostile_names_is_clean(tmp_path: Path) -> None:
     out = tmp_path / "fuzz.json"
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "benchmarks.fuzz", "--interactions", "300", "--seed", "11"),
+            *(sys.executable, "-m", "benchmarks.robustness.fuzz"),
+            *("--interactions", "300", "--seed", "11"),
             *("--workers", "1", "--console-lines", "50", "--protocol-lines", "50"),
             *("--json", f"{out}", "--time-factor", f"{factor()}"),
         ],

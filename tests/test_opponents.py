@@ -111,7 +111,7 @@ def _position(game: str, plies: int, seed: int) -> GameState:
 @pytest.mark.slow
 @pytest.mark.parametrize("game", registry.GAMES)
 def test_every_opponent_answers_a_midgame_move_in_time(game: str) -> None:
-    # The benchmark (benchmarks/opponent_speed.py) measures this properly; here, one move each.
+    # The benchmark (benchmarks/speed/opponents.py) measures this properly; here, one move each.
     state = _position(game, 10, seed=3)
     for o in opponents.opponents(game):
         agent = registry.build(o.spec, game)

@@ -1,6 +1,6 @@
 """The opponents people may choose by name on Discord: the four levels plus one plain name per
 agent family, each with a fixed spec, a budget answering within about a second a move
-(`benchmarks/opponent_speed.py`) and a one-line description in plain words. Why the list is
+(`benchmarks/speed/opponents.py`) and a one-line description in plain words. Why the list is
 curated, and which may learn: docs/agents.md.
 """
 

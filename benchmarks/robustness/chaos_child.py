@@ -1,4 +1,4 @@
-"""The bot under test in a chaos run (`benchmarks/chaos.py` starts and kills it).
+"""The bot under test in a chaos run (`benchmarks/robustness/chaos.py` starts and kills it).
 
 The real bot: `bot.build_lobby` (the database guard, SQLite, the spawn worker pool, the lobby)
 and `BoardBot` with its cogs, driven through discord.py's real dispatch by the offline harness
@@ -41,12 +41,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import discord
 
 import faults
-from benchmarks.stacks import dump_tasks_on_sigusr1
+from benchmarks.robustness.stacks import dump_tasks_on_sigusr1
 from boot.settings import Config
 from bot import build_lobby, shut_down
 from cogs.client import BoardBot

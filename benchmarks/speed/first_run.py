@@ -1,8 +1,8 @@
 """Time to the first screen, the prompt and the bot's first move at each level of `python bot.py`
 in a pseudo-terminal, with numba's cache as it is or emptied first (a first run).
 
-    python benchmarks/first_run.py [--cold] [--warm-after] [--game G] [--level L ...]
-    python benchmarks/first_run.py --steps
+    python -m benchmarks.speed.first_run [--cold] [--warm-after] [--game G] [--level L ...]
+    python -m benchmarks.speed.first_run --steps
 
 Each (game, level) is one fresh start of the bot on a throw-away database: the prompt is
 awaited, then `/play game:G opponent:L first:bot` is typed at once and the time from that line
@@ -32,11 +32,9 @@ from pathlib import Path
 
 import pexpect
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from engine.kernelcache import CACHE
 
-from engine.kernelcache import CACHE  # noqa: E402 - after the path: run as a script
-
+ROOT = Path(__file__).resolve().parents[2]
 GAMES = ("connect4", "othello")
 LEVELS = ("easy", "medium", "hard", "expert")
 #: The console's prompt, `name> `, as prompt_toolkit draws it (the space may be a cursor move).

@@ -1,6 +1,6 @@
 """Connect Four search speed: minimax nodes/s with each evaluation, on a few positions.
 
-Run with `python -m benchmarks.bench_c4_search` from the repository root. Each search is a
+Run with `python -m benchmarks.speed.c4_search` from the repository root. Each search is a
 fixed-depth iterative deepening (no clock), repeated; the best of the repeats is printed, since
 the machine is shared. The first call only compiles (or loads numba's on-disk cache).
 """

@@ -4,16 +4,13 @@ The oracle is the PyPI package `bitbully` (a C++ solver; used here only, never b
 for each book position, the book's outcome must be the sign of the best move's exact score,
 and the book's column must reach that same sign.
 
-    pip install bitbully && python benchmarks/c4_book_check.py
+    pip install bitbully && python -m benchmarks.strength.c4_book
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.agents.connect4 import book as c4book
 from tools import c4book as book_builder

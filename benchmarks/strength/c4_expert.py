@@ -9,7 +9,7 @@ A move "keeps the outcome" when the sign of its exact score equals the sign of t
 Reported: the share over all positions, the share excluding lost positions where every move
 keeps the loss (they cannot be got wrong), per ply bucket, and the agent's p50/p95/max time.
 
-    python benchmarks/c4_expert_accuracy.py --n 300 --agent perfect --time 0.9
+    python -m benchmarks.strength.c4_expert --n 300 --agent perfect --time 0.9
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.agents import registry
 from engine.agents.connect4 import solver as c4solver

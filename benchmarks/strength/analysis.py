@@ -1,14 +1,14 @@
 """Post-game analysis: time to analyse whole games, the share of unsure moves, and (Connect
 Four) agreement with an independent solver on every move the analysis marks exact.
 
-    python benchmarks/bench_analysis.py [--c4-games 50] [--othello-games 20]
+    python -m benchmarks.strength.analysis [--c4-games 50] [--othello-games 20]
         [--oracle /tmp/bbenv/bin/python]
 
 Games are played by the bot's levels against each other (each side a level drawn at random,
 two random opening plies, 50 ms a move), seeded. The analyses run one at a time in this
 process with the default budgets (4.5 s Connect Four, 13.5 s Othello), after one warm-up (a
 pool worker has loaded the solvers before its first job). The oracle is bitbully, run as a
-separate process in its own environment (see benchmarks/oracle_bitbully.py; AGPL, so it is a
+separate process in its own environment (`oracle_bitbully.py` here; AGPL, so it is a
 benchmark tool only): for each move the analysis proves, the oracle's outcome before and
 after and its verdict must be the same.
 """
@@ -20,11 +20,8 @@ import json
 import random
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.agents import registry
 from engine.agents.base import Budget

@@ -1,7 +1,7 @@
 """Speed of the MCTS agent (iterations/s) and of the Connect Four solver on Pons' test sets.
 
-    python benchmarks/bench_mcts.py mcts            # iterations/s, Connect Four and Othello
-    python benchmarks/bench_mcts.py solver --n 200  # mean time per position for each Pons set
+    python -m benchmarks.speed.mcts mcts            # iterations/s, Connect Four and Othello
+    python -m benchmarks.speed.mcts solver --n 200  # mean time per position for each Pons set
 
 Each figure is the best of --repeat runs (the machine is shared). The solver's transposition
 table is cleared before every position (a cold solve, as in Pons' benchmark); clearing is not
@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.agents.base import Budget
 from engine.agents.connect4 import solver as c4solver
@@ -88,7 +85,7 @@ def main() -> None:
     ap.add_argument("--sims", type=int, default=200_000)
     ap.add_argument("--n", type=int, default=100, help="positions per Pons set")
     ap.add_argument("--sets", nargs="*", default=[], help="e.g. Test_L3_R1 Begin-Easy")
-    default_pons = Path(__file__).resolve().parents[2] / "shared/data/connect4-pons-tests"
+    default_pons = Path(__file__).resolve().parents[3] / "shared/data/connect4-pons-tests"
     ap.add_argument("--pons", type=Path, default=default_pons)
     args = ap.parse_args()
     if args.what == "mcts":

@@ -5,7 +5,7 @@ the bot's reply being stored (lobby.play + lobby.advance), and the event loop's 
 50 matches run with agents thinking in the pool. A watchdog task sleeps 5 ms at a time and
 records how late it wakes up.
 
-    python benchmarks/bench_lobby.py [--matches 50] [--level easy] [--think 0.5] [--workers 2]
+    python -m benchmarks.speed.lobby [--matches 50] [--level easy] [--think 0.5] [--workers 2]
 
 `--think` is the people's mean thinking time between moves (seconds, exponential); 0 makes every
 person reply instantly, a stress test of the pool rather than a realistic load.
@@ -17,12 +17,9 @@ import argparse
 import asyncio
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
@@ -49,7 +46,7 @@ async def person(
     where: Where | None = None,
 ) -> int:
     """One person's match against `level`: their moves' round trips go to `trips`. With
-    `where` (a guild, as bench_scale's shards need) a Discord member, else a console name."""
+    `where` (a guild, as scale.py's shards need) a Discord member, else a console name."""
     rng = random.Random(seed)
     if where is None:
         me = Person("local", f"p{n}", f"Player {n}")

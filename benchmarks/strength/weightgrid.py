@@ -1,6 +1,6 @@
 """The weight grid's two learning rules side by side, through the `train` command itself.
 
-    python benchmarks/bench_weightgrid.py [--out docs/learning] [--games 5000] [--seed 0]
+    python -m benchmarks.strength.weightgrid [--out docs/learning] [--games 5000] [--seed 0]
 
 Trains `weightgrid:rule=seed` and `weightgrid:rule=regression` by plain self-play with the same
 command (one process, `--workers 1`, so each run is reproducible), each into its own memory of a
@@ -24,8 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 RULES = ("seed", "regression")
 CAPTURE_1 = "greedy-random(capture=1)_score"

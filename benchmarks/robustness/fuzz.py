@@ -1,6 +1,6 @@
 """Fuzz run: hostile members against the real bot, through discord.py's real dispatch.
 
-    python -m benchmarks.fuzz [--interactions 10000] [--seed S] [--json FILE]
+    python -m benchmarks.robustness.fuzz [--interactions 10000] [--seed S] [--json FILE]
 
 The real bot (SQLite, the spawn worker pool, `BoardBot` and its cogs) is driven by the offline
 harness (`tests/harness/`) with generated interactions:
@@ -38,19 +38,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import discord
 
-import discord  # noqa: E402
+from cogs.client import BoardBot
+from db.store import Store
+from engine.agents import opponents, registry
+from lobby.core import Lobby, LobbyConfig
+from lobby.pool import EnginePool
+from tests.harness import Call, Harness, HarnessError, user
+from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions
 
-from cogs.client import BoardBot  # noqa: E402
-from db.store import Store  # noqa: E402
-from engine.agents import opponents, registry  # noqa: E402
-from lobby.core import Lobby, LobbyConfig  # noqa: E402
-from lobby.pool import EnginePool  # noqa: E402
-from tests.harness import Call, Harness, HarnessError, user  # noqa: E402
-from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[2]
 HOSTILE: list[Any] = [
     "nan",
     "inf",
@@ -610,13 +608,14 @@ class Fuzzer:
         }
 
     def engine_jobs(self) -> dict[str, Any]:
-        """The engine's jobs apart: how long they waited in the queue, and then ran, for jobs
-        a person waited for (urgent) and the others (bot matches, training, analyses)."""
+        """The engine's jobs apart: how long they waited in the queue, their worker loaded the
+        agent, and they ran, for jobs a person waited for (urgent) and the others (bot matches,
+        training, analyses)."""
         out: dict[str, Any] = {}
         for name, urgent in (("people", True), ("background", False)):
             jobs = [t for t in self.pool.timings if t.urgent == urgent]
             out[name] = {"jobs": len(jobs)}
-            for part in ("wait", "run"):
+            for part in ("wait", "load", "run"):
                 values = sorted(getattr(t, part) for t in jobs)
                 if values:
                     out[name][part] = {

@@ -1,8 +1,8 @@
-"""Oracle for bench_analysis.py: Connect Four scores by bitbully (AGPL), run as a separate
+"""Oracle for analysis.py: Connect Four scores by bitbully (AGPL), run as a separate
 process in its own environment, never imported by the bot or the tests.
 
     python -m venv /tmp/bbenv && /tmp/bbenv/bin/pip install bitbully
-    /tmp/bbenv/bin/python benchmarks/oracle_bitbully.py < positions.txt > scores.jsonl
+    /tmp/bbenv/bin/python -m benchmarks.strength.oracle_bitbully < positions.txt > scores.jsonl
 
 Reads one position per line (moves as 1-based column digits, possibly empty); writes one JSON
 object per line: {"moves": ..., "scores": {"<1-based column>": Pons score for the mover}}.

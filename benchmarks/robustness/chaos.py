@@ -1,12 +1,12 @@
 """Chaos run: the real bot killed, failed and starved at seeded points; nothing freezes or is lost.
 
-    python -m benchmarks.chaos [--matches 200] [--kills 50] [--seed S] [--json FILE]
+    python -m benchmarks.robustness.chaos [--matches 200] [--kills 50] [--seed S] [--json FILE]
                                [--database sqlite|postgresql] [--outage-seconds LO HI]
 
-The bot under test runs in a subprocess (`benchmarks/chaos_child.py`: `bot.build_lobby`, the
+The bot under test runs in a subprocess (`chaos_child.py`: `bot.build_lobby`, the
 real spawn worker pool, `BoardBot` driven through discord.py's real dispatch by the offline
 harness) on a SQLite file, or with `--database postgresql` on an embedded PostgreSQL server
-this run starts (`benchmarks/chaos_pg.py`; offline). This driver plays the people: it starts
+this run starts (`chaos_pg.py`; offline). This driver plays the people: it starts
 matches in the channels of two guilds (challenges accepted or declined, games against the
 bot, bot matches, one training job), clicks the boards Discord shows (sometimes on an old
 copy, twice at once, or as a stranger), resigns, and lets some clocks run out. Meanwhile it
@@ -33,7 +33,7 @@ injects faults:
 * with PostgreSQL, every third run the server restarts (a `fast` or an `immediate` stop, down
   1-4 s) under the running bot (a fault of Discord or the database that a death of the bot
   came before is carried to the next run);
-* while the bot is down, corrupt rows planted in each table it reads (`benchmarks/
+* while the bot is down, corrupt rows planted in each table it reads (`benchmarks/robustness/
   chaos_rows.py`): it must start, set them aside and still answer the leaderboard, stats and
   history (probed after each restart).
 
@@ -74,15 +74,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from benchmarks.robustness.chaos_core import Board, ChildDied, parse_board
+from benchmarks.robustness.chaos_faults import Faults
+from benchmarks.robustness.chaos_verdict import Verdict
+from benchmarks.robustness.stacks import dump_tasks_on_sigusr1
+from tests.harness.payloads import DEFAULT_GUILD_ID
 
-from benchmarks.chaos_core import Board, ChildDied, parse_board  # noqa: E402
-from benchmarks.chaos_faults import Faults  # noqa: E402
-from benchmarks.chaos_verdict import Verdict  # noqa: E402
-from benchmarks.stacks import dump_tasks_on_sigusr1  # noqa: E402
-from tests.harness.payloads import DEFAULT_GUILD_ID  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[2]
 PVE_LEVELS = ("easy", "medium", "hard", "expert")
 EVE_AGENTS = {
     "connect4": ("easy", "medium", "hard", "trainer", "onestep", "random"),
@@ -483,7 +481,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         if args.workdir:
             Path(args.workdir).mkdir(parents=True, exist_ok=True)
         if args.database == "postgresql":
-            from benchmarks.chaos_pg import PgChaos
+            from benchmarks.robustness.chaos_pg import PgChaos
 
             driver.pg = await asyncio.to_thread(PgChaos)
         try:

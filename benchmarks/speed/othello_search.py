@@ -1,6 +1,6 @@
 """Othello search speed: midgame nodes/s and exact endgame solves of FFO #40-#44.
 
-Run with `python -m benchmarks.bench_othello_search [--cap SECONDS] [--ffo 40,41] [--repeat N]`
+Run with `python -m benchmarks.speed.othello_search [--cap SECONDS] [--ffo 40,41] [--repeat N]`
 from the repository root. The midgame figure is the best of three runs of a fixed-depth search
 from a few seeded random positions 20 plies in. Each FFO position is solved `--repeat` times
 (default 1) from an empty table, one at a time in this one process; it prints each position's
@@ -23,7 +23,7 @@ from pathlib import Path
 from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import OthelloState
 
-FFO_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "ffo_40_44.tsv"
+FFO_FILE = Path(__file__).resolve().parents[2] / "tests" / "data" / "ffo_40_44.tsv"
 MIDGAME_DEPTH = 9
 
 

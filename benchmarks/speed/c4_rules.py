@@ -1,6 +1,6 @@
 """Connect Four kernel speed on the standard 7x6 board: random playouts and perft.
 
-Run from the repository root: ``python -m benchmarks.bench_connect4``. Numbers are for one core
+Run from the repository root: ``python -m benchmarks.speed.c4_rules``. Numbers are for one core
 after a warm-up call, so they measure the compiled kernels, not numba's compilation.
 """
 

@@ -1,4 +1,4 @@
-"""The chaos run's checks (`benchmarks/chaos.py` lists the violations): after each restart,
+"""The chaos run's checks (`chaos.py` lists the violations): after each restart,
 while the bot runs (frozen boards), and at the end against everything Discord showed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from benchmarks.chaos_core import Core, parse_board
+from benchmarks.robustness.chaos_core import Core, parse_board
 from engine.games import new_game
 
 

@@ -1,6 +1,6 @@
 """How often the Othello expert plays a best move in the endgame, and how long its moves take.
 
-Run with `python benchmarks/othello_endgame_accuracy.py [--n 300] [--seed 2026]` from the
+Run with `python -m benchmarks.strength.othello_endgame [--n 300] [--seed 2026]` from the
 repository root. Positions come from seeded uniformly random games stopped at 4-20 empty squares
 (the number of empties drawn uniformly; games that are over or where the side to move must pass
 are skipped). The expert level (`registry.LEVELS["othello"]["expert"]`, its own budget) chooses a
@@ -17,12 +17,8 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.agents import registry
 from engine.agents.othello.search import OthelloSearch

@@ -1,6 +1,6 @@
 """Move times of every curated opponent (`engine.agents.opponents`) in both games.
 
-    python benchmarks/opponent_speed.py [--positions N] [--seed S]
+    python -m benchmarks.speed.opponents [--positions N] [--seed S]
 
 Each opponent is built once, in this process, and plays its real budget on the same N random
 positions of its game (random playouts of various lengths, finished games excluded) after the
@@ -16,9 +16,6 @@ import math
 import random
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.agents import opponents, registry
 from engine.agents.base import Budget

@@ -1,6 +1,6 @@
 """Othello kernel speed: perft(10) from the start and random playouts per second.
 
-Run with `python -m benchmarks.bench_othello` from the repository root. The first calls only
+Run with `python -m benchmarks.speed.othello_rules` from the repository root. The first calls only
 compile (or load numba's on-disk cache), so they are timed separately and not counted.
 """
 

@@ -1,7 +1,7 @@
 """Othello search speed per evaluation: midgame nodes/s with the standard and the pattern
 evaluation, evaluation calls/s of each bare kernel, and the exact endgame solver's nodes/s.
 
-Run with `python -m benchmarks.bench_othello_nodes [--positions N] [--depth D] [--repeat R]
+Run with `python -m benchmarks.speed.othello_nodes [--positions N] [--depth D] [--repeat R]
 [--seed S]` from the repository root. The first run compiles numba's kernels (minutes in a
 fresh clone); the compile is timed apart and not counted.
 

@@ -1,6 +1,7 @@
 """Learning curves of the learning agents, through the `train` command itself.
 
-    python benchmarks/train_curves.py [--out docs/learning] [--games 20000] [--othello-games 5000]
+    python -m benchmarks.strength.learning_curves [--out docs/learning] [--games 20000]
+        [--othello-games 5000]
 
 Runs, each into its own memory of a scratch database (never the bot's):
 
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(out: Path, db: Path, name: str, game: str, agent: str, games: int, *extra: str) -> str:
@@ -87,7 +88,6 @@ def main() -> int:
         log.append(run(out, db, name, str(game), str(agent), int(games), *map(str, extra)))
         print(log[-1], flush=True)
     if "weightgrid" in wanted:
-        sys.path.insert(0, str(ROOT))
         from engine.agents.othello.weightgrid import (
             GRID_KEY,
             decode_grid,
