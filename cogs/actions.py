@@ -26,8 +26,7 @@ from cogs.errors import PLACEHOLDER
 from cogs.render import (
     GREY,
     analysis_embed,
-    board_embed,
-    board_view,
+    board_message,
     challenge_embed,
     challenge_view,
     ended_embed,
@@ -105,9 +104,7 @@ async def new_board(
     async with bot.editor.responding(snap.id) as shown:
         try:
             message = await interaction.edit_original_response(
-                content=content or None,
-                embed=board_embed(snap),
-                view=board_view(snap),
+                content=content or None, **await board_message(bot.lobby, snap)
             )
         except discord.HTTPException as exc:
             log.warning("could not show the new board of match %s (%s)", snap.id, exc)
@@ -127,12 +124,12 @@ async def show_board(
 ) -> None:
     """Answer a click by showing `snap` on its board; a failure is only logged (the editor
     then edits the board in with the bot token)."""
-    embed, view = board_embed(snap), board_view(snap)
+    parts = await board_message(bot_of(interaction).lobby, snap)
     try:
         if deferred or interaction.response.is_done():
-            await interaction.edit_original_response(embed=embed, view=view)
+            await interaction.edit_original_response(**parts)
         else:
-            await interaction.response.edit_message(embed=embed, view=view)
+            await interaction.response.edit_message(**parts)
     except discord.HTTPException as exc:
         log.warning("could not answer a click on match %s (%s); editing the board", snap.id, exc)
         return
@@ -467,9 +464,7 @@ async def answer_challenge(
         return
     async with bot.editor.responding(snap.id) as shown:
         try:
-            await _update(
-                interaction, timer, content=None, embed=board_embed(snap), view=board_view(snap)
-            )
+            await _update(interaction, timer, content=None, **await board_message(bot.lobby, snap))
         except discord.HTTPException as exc:
             log.warning("could not show the board of match %s (%s)", snap.id, exc)
             await bot.editor.submit(snap)
@@ -484,12 +479,14 @@ async def _update(
     content: str | None,
     embed: discord.Embed,
     view: discord.ui.View | None = None,
+    attachments: list[discord.File] | None = None,
 ) -> None:
     """Update a clicked message: the response, or an edit after a deferral."""
+    extra: dict[str, Any] = {} if attachments is None else {"attachments": attachments}
     if timer.deferred or interaction.response.is_done():
-        await interaction.edit_original_response(content=content, embed=embed, view=view)
+        await interaction.edit_original_response(content=content, embed=embed, view=view, **extra)
     else:
-        await interaction.response.edit_message(content=content, embed=embed, view=view)
+        await interaction.response.edit_message(content=content, embed=embed, view=view, **extra)
 
 
 async def old_challenge(interaction: discord.Interaction) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import discord
 
-from cogs.render import board_embed, board_view
+from cogs.render import board_message
 from lobby.core import Lobby, Snapshot
 from lobby.errors import LobbyError
 
@@ -281,8 +281,7 @@ class BoardEditor:
         message = channel.get_partial_message(slot.message_id)
         try:
             await message.edit(
-                embed=board_embed(snap),
-                view=board_view(snap),
+                **await board_message(self.lobby, snap),
                 allowed_mentions=discord.AllowedMentions.none(),
             )
         except (discord.NotFound, discord.Forbidden) as exc:

@@ -25,6 +25,7 @@ from cogs.components import (
     StopButton,
 )
 from cogs.names import safe_name
+from cogs.prefs import Prefs
 from engine.agents import opponents
 from engine.games.catalog import GAMES, INFO, OFFERS, offer
 from lobby import present
@@ -230,7 +231,8 @@ class Games(commands.Cog):
 
 
 async def setup(bot: BoardBot) -> None:
-    """The Games cog, and the boards' buttons and selects, each handed what a click on it does.
+    """The Games cog (and `/prefs`, how boards are shown), and the boards' buttons and
+    selects, each handed what a click on it does.
     A click reaches its component through the custom id, so they work after a restart too."""
     bot.add_dynamic_items(
         ColumnButton.handled_by(lambda i, b: actions.play_move(i, b.match_id, b.ply, b.col)),
@@ -246,3 +248,4 @@ async def setup(bot: BoardBot) -> None:
         OldChallengeButton.handled_by(lambda i, b: actions.old_challenge(i)),
     )
     await bot.add_cog(Games(bot))
+    await bot.add_cog(Prefs(bot))

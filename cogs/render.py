@@ -1,12 +1,18 @@
 """What Discord shows of a match and a challenge: the board embed and its buttons/selects, the
 analysis, the challenge and how it ended.
 
-The board itself is the engine's emoji rendering; the words come from `lobby.present`, shared
-with the console. Every component carries its match id (and, for moves, the ply) in a
+The board itself is the engine's emoji rendering with the position in words under it (for
+screen readers), or, for people who prefer it (`/prefs board:image`), a picture whose alt text
+is those words; the words come from `lobby.present` and `lobby.boards`, shared with the
+console. Every component carries its match id (and, for moves, the ply) in a
 DynamicItem custom id, so boards keep working after a restart and stale clicks are refused.
 """
 
 from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
 
 import discord
 
@@ -23,16 +29,22 @@ from cogs.components import (
 from cogs.names import safe_name
 from engine.games.catalog import offer
 from engine.games.connect4 import Connect4State
-from lobby import present
-from lobby.core import AnalysisReport, Snapshot
+from lobby import boards, present
+from lobby.core import AnalysisReport, Lobby, Snapshot
 
 MAX_OPTIONS = 25  # Discord's limit per select menu
 COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
 
 
-def board_embed(snap: Snapshot) -> discord.Embed:
-    board = snap.state.render_emoji(last=snap.last_move)
-    lines = [board, "", present.status(snap, name=safe_name)]
+#: The name of the field that holds the board in words under an emoji board.
+WORDS_FIELD = "Board in words"
+
+
+def board_embed(snap: Snapshot, *, emoji: bool = True) -> discord.Embed:
+    """The board's embed: the emoji grid with the position in words under it, or (`emoji`
+    False: the board is the message's picture) the status lines alone."""
+    lines = [snap.state.render_emoji(last=snap.last_move), ""] if emoji else []
+    lines.append(present.status(snap, name=safe_name))
     score = present.score_line(snap)
     if score:
         lines.append(score)
@@ -41,8 +53,38 @@ def board_embed(snap: Snapshot) -> discord.Embed:
         description="\n".join(lines),
         colour=COLOURS.get(snap.match.status, 0x3B88C3),
     )
+    if emoji:
+        embed.add_field(name=WORDS_FIELD, value=board_words(snap), inline=False)
     embed.set_footer(text=present.footer(snap))
     return embed
+
+
+def board_words(snap: Snapshot) -> str:
+    """The position in words (names escaped), within an embed field's and alt text's limit."""
+    return boards.describe(snap, name=safe_name, limit=boards.MAX_WORDS)
+
+
+def board_file(snap: Snapshot, png: bytes) -> discord.File:
+    """The board's picture, its alt text the position in words; named by the ply so that a
+    client shows the new picture after an edit."""
+    name = f"board-{snap.id}-{snap.match.ply}{'' if snap.live else '-end'}.png"
+    return discord.File(io.BytesIO(png), filename=name, description=board_words(snap))
+
+
+async def board_message(lobby: Lobby, snap: Snapshot) -> dict[str, Any]:
+    """What a board message is made of (`embed`, `view`, `attachments`), in the style its
+    people prefer: the emoji grid and its words, or a picture with them as alt text. The
+    attachments are always given, so a board that changed style loses its old picture."""
+    style = await lobby.board_style_for(snap)
+    files: list[discord.File] = []
+    if style == "image":
+        png = await asyncio.to_thread(boards.board_png, snap)  # Pillow: off the event loop
+        files.append(board_file(snap, png))
+    return {
+        "embed": board_embed(snap, emoji=not files),
+        "view": board_view(snap),
+        "attachments": files,
+    }
 
 
 def board_view(snap: Snapshot) -> discord.ui.View:

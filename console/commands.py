@@ -44,7 +44,14 @@ COMMANDS: dict[str, CommandInfo] = {
         "/botmatch game:GAME first:AGENT second:AGENT [delay:SECONDS]",
         f"watch two agents play (in the background, {BOTMATCH_DELAY} s per move by default)",
     ),
-    "board": CommandInfo((), (), "/board", "show your current match (where your moves go)"),
+    "board": CommandInfo(
+        (),
+        (),
+        "/board  or  /board text",
+        "show your current match (where your moves go); /board text says it in words: whose"
+        " turn, the last move, the legal moves and every disc (for screen readers)",
+        actions=("text",),
+    ),
     "matches": CommandInfo((), (), "/matches", "your live matches with their ids"),
     "switch": CommandInfo(
         ("match",), ("match",), "/switch ID", "make match ID your current one (see /matches)"

@@ -1,5 +1,6 @@
-"""The commands that start, choose and play matches: /play, /challenge, /botmatch, /board,
-/matches, /switch, /resign, /hint, and the bot matches' /stop, /watch and /wait."""
+"""The commands that start, choose and play matches: /play, /challenge, /botmatch, /board
+(/board text: the board in words), /matches, /switch, /resign, /hint, and the bot matches'
+/stop, /watch and /wait."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from console.training import running_training
 from console.values import UsageError, check_name, match_number, offer_key
 from engine.agents import registry
 from engine.games.catalog import offer
-from lobby import present
+from lobby import boards, present
 from lobby.core import Snapshot
 
 if TYPE_CHECKING:
@@ -59,7 +60,11 @@ async def cmd_botmatch(console: Session, opts: dict[str, str]) -> None:
 
 
 async def cmd_board(console: Session, opts: dict[str, str]) -> None:
-    console.show(await console.current(playable=False))
+    snap = await console.current(playable=False)
+    if opts.get("action") == "text":
+        console.write(f"#{snap.id} {boards.describe(snap)}")
+        return
+    console.show(snap)
 
 
 async def cmd_matches(console: Session, opts: dict[str, str]) -> None:

@@ -45,6 +45,7 @@ TABLES = (
     "outbox",
     "challenges",
     "analyses",
+    "member_prefs",
 )
 #: Runtime state the copy leaves out: the leases of running bot processes (db/leases.py).
 SKIPPED = ("leases",)

@@ -131,6 +131,16 @@ class CorruptRowError(CorruptError):
         self.detail = detail
 
 
+class BadValueError(StoreError, ValueError):
+    """A value the store will not keep (a preference or a server's setting it does not know,
+    or out of its range); nothing was written. The message names the value."""
+
+    def __init__(self, what: str, value: object, expected: str) -> None:
+        super().__init__(f"{what}: {value!r:.80} is not {expected}")
+        self.what = what
+        self.value = value
+
+
 class ChallengeClosedError(StoreError):
     """A challenge was answered already, or expired (the other clicks of a burst get this)."""
 

@@ -234,6 +234,16 @@ CREATE TABLE leases (
 );
 """
 
+#: What each person prefers (today: how a board is shown to them, `emoji` or `image`), one row
+#: per player; a player without one has the defaults. The values are checked in Python.
+_V_MEMBER_PREFS = """
+CREATE TABLE member_prefs (
+    player_id   INTEGER PRIMARY KEY REFERENCES players (id),
+    board       TEXT    NOT NULL CHECK (board <> ''),
+    updated_at  REAL    NOT NULL
+);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -243,6 +253,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (5, _V_ANALYSES),
     (6, _V_RATING_HISTORY),
     (7, _V_LEASES),
+    (8, _V_MEMBER_PREFS),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

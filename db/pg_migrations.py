@@ -223,6 +223,14 @@ CREATE TABLE leases (
 );
 """
 
+_V_MEMBER_PREFS = """
+CREATE TABLE member_prefs (
+    player_id   BIGINT  PRIMARY KEY REFERENCES players (id),
+    board       TEXT    NOT NULL CHECK (board <> ''),
+    updated_at  DOUBLE PRECISION NOT NULL
+);
+"""
+
 #: (version, sql): the same numbers as ``db.migrations.MIGRATIONS`` (a test holds them equal).
 PG_MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -232,6 +240,7 @@ PG_MIGRATIONS: list[tuple[int, str]] = [
     (5, _V_ANALYSES),
     (6, _V_RATING_HISTORY),
     (7, _V_LEASES),
+    (8, _V_MEMBER_PREFS),
 ]
 
 check_sequence(PG_MIGRATIONS)

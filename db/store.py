@@ -1,6 +1,6 @@
 """The store: one connection to the database and the repositories over it, each owning the SQL
 of its concern (``store.players``, ``store.matches``, ``store.ratings``, ``store.challenges``,
-``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``).
+``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``, ``store.prefs``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .leases import Leases
 from .matches import Matches
 from .memory import AgentMemory, Outbox
 from .players import Players
+from .prefs import Prefs
 from .ratings import Ratings
 from .shards import Shards
 
@@ -27,7 +28,7 @@ __all__ = ["Opener", "Store"]
 
 class Store:
     """Async persistence for players, matches, moves, ratings, challenges, analyses, agent
-    memory, the outbox and leases.
+    memory, the outbox, leases and what each person prefers.
 
     Create with ``store = await Store.open(path)`` (close with ``await store.close()``) or
     ``async with Store.open(path) as store:``.
@@ -48,6 +49,7 @@ class Store:
         self.memory = AgentMemory(connection)
         self.outbox = Outbox(connection)
         self.leases = Leases(connection)
+        self.prefs = Prefs(connection)
 
     @classmethod
     def open(

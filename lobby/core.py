@@ -11,7 +11,8 @@ the life of a match". Each part owns its state and gets what it needs when it is
 - `turns`: agent turns (`lobby.turns`); `challenges` (`lobby.challenges`);
 - `clocks`: the clock's pass, restarts, pauses (`lobby.clocks`);
 - `coach`: hints, replays, analyses (`lobby.coach`); `listings` (`lobby.listings`);
-- `learning`: learning agents' memory, learning from matches, training (`lobby.learning`).
+- `learning`: learning agents' memory, learning from matches, training (`lobby.learning`);
+- `prefs`: what each person prefers, such as how boards are shown (`lobby.prefs`).
 
 The agent's turn after a person's move or a new match is started here, after the step.
 """
@@ -50,6 +51,7 @@ from lobby.models import (
 from lobby.overview import AgentOverview
 from lobby.people import People
 from lobby.pool import EnginePool
+from lobby.prefs import Prefs
 from lobby.records import (
     TRANSIENT,
     ChallengeListener,
@@ -139,6 +141,7 @@ class Lobby:
         )
         self.coach = Coach(store, pool, self.config, self.people, self.matches, self.announce)
         self.listings = Listings(store, self.people, memory)
+        self.prefs = Prefs(store, self.people)
 
     @property
     def store(self) -> Store:
@@ -453,6 +456,23 @@ class Lobby:
         start)."""
         await self.tasks.close()
         await self.learning.close(timeout)
+
+    # ------------------------------------------------------------------ preferences
+
+    @boundary
+    async def board_style(self, person: Person) -> str:
+        """How `person` wants boards shown: `emoji` (the default) or `image` (`Prefs`)."""
+        return await self.prefs.board_style(person)
+
+    @boundary
+    async def set_board_style(self, person: Person, style: str) -> str:
+        """Keep how `person` wants boards shown; BadRequest for a style there is not."""
+        return await self.prefs.set_board_style(person, style)
+
+    async def board_style_for(self, snap: Snapshot) -> str:
+        """How the board of `snap` is shown: `image` if one of its people prefers it; never
+        raises (a store that cannot answer leaves it `emoji`)."""
+        return await self.prefs.style_for(snap)
 
     # ------------------------------------------------------------------ listings
 

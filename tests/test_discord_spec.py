@@ -376,3 +376,28 @@ async def test_the_real_bot_commands_and_board_pass(real_bot: Harness) -> None:
     board = next(c for c in calls if c.components)
     assert board.custom_ids()  # the board's buttons were part of what passed
     assert spec.validate_call(board) is not None
+
+
+def test_an_alt_text_longer_than_discord_takes_is_refused() -> None:
+    picture = {"id": "1", "filename": "board-1-0.png", "description": "black: d5 e4"}
+    assert validate_request("PATCH", EDIT_PATH, message(attachments=[picture])) is not None
+    with pytest.raises(SpecError, match=r"\$\.attachments\[0\]\.description: .*too long"):
+        validate_request(
+            "PATCH", EDIT_PATH, message(attachments=[{**picture, "description": "x" * 1025}])
+        )
+
+
+async def test_the_real_bot_picture_boards_with_alt_text_pass(real_bot: Harness) -> None:
+    h = real_bot
+    await h.slash("prefs", {"board": "image"}, user=ALICE)
+    calls = await h.slash("play", {"game": "othello", "opponent": "easy"}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    select = next(c for row in board["components"] for c in row["components"] if c["type"] == 3)
+    value = select["options"][0]["value"]
+    calls += await h.click(board, select["custom_id"], user=ALICE, values=[value])
+    uploads = [c for c in calls if c.files]
+    assert len(uploads) >= 2  # the new board and its move, each a picture
+    for call in uploads:
+        attachments = call.message["attachments"]
+        assert [a["description"][:8] for a in attachments] == ["Othello,"]
+        assert spec.validate_call(call) is not None  # multipart: payload_json is checked
