@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from cogs.editor import Shown
 from cogs.errors import PLACEHOLDER
 from cogs.render import (
     GREY,
-    analysis_embed,
     board_message,
     challenge_embed,
     challenge_view,
@@ -51,10 +49,6 @@ log = logging.getLogger(__name__)
 #: A click whose work takes longer than this is deferred first (Discord allows 3 s).
 DEFER_AFTER = 1.0
 STALE_NOTE = "That board was out of date; it now shows the current position."
-
-
-#: An analysis still running after this many seconds gets a note saying so.
-PROGRESS_AFTER = 2.0
 
 
 def bot_of(interaction: discord.Interaction) -> BoardBot:
@@ -329,35 +323,6 @@ async def hint_button(interaction: discord.Interaction, match_id: int) -> None:
     found, snap = await lobby.hint(match_id, who, via)
     await interaction.followup.send(
         present.hint_line(found, snap, lobby.config.max_hints), ephemeral=True
-    )
-
-
-async def show_analysis(interaction: discord.Interaction, match_id: int | None) -> None:
-    """The analysis of a finished match as a new public message with the replay's GIF. The
-    request is checked before anything is shown; a note says it is running if it takes a
-    while; a refusal after that replaces the note (one line, no traceback)."""
-    lobby = bot_of(interaction).lobby
-    who = person(interaction.user)
-    target = await lobby.analysis_target(match_id, who)
-    n = target.match_id
-    await interaction.response.defer(thinking=True)
-    job = asyncio.ensure_future(lobby.analyse(n, who))
-    done, _ = await asyncio.wait({job}, timeout=PROGRESS_AFTER)
-    if not done:
-        seconds = lobby.analysis_seconds(target.game)
-        with contextlib.suppress(discord.HTTPException):  # only a note: the answer follows
-            await interaction.edit_original_response(
-                content=f"Analysing match #{n} with the solvers (up to about {seconds:.0f} s)..."
-            )
-    try:
-        report = await job
-    except LobbyError as exc:
-        await interaction.edit_original_response(content=f"⚠️ {exc}")
-        return
-    await interaction.edit_original_response(
-        content=None,
-        embed=analysis_embed(report),
-        attachments=[discord.File(io.BytesIO(report.gif), filename=f"replay-{n}.gif")],
     )
 
 

@@ -1,5 +1,6 @@
-"""`/replay`: a finished match as an animated GIF and a PNG of its end (drawn by the lobby in a
-thread, well under a second, so the answer comes without deferring)."""
+"""The coach on Discord: `/replay` (a finished match as an animated GIF and a PNG of its end,
+drawn by the lobby in a thread, well under a second, so the answer comes without deferring),
+`/analyse` (`cogs/analysis.py`), `/hint`, and `/retry` (`cogs/retry.py`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs.actions import person, show_analysis
+from cogs.actions import person
+from cogs.analysis import show_analysis
 from cogs.names import safe_name
+from cogs.retry import start_retry
 from lobby import present
 from lobby.errors import BadRequest
 
@@ -50,6 +53,17 @@ class Coach(commands.Cog):
         match: app_commands.Range[int, 1, MAX_MATCH_ID] | None = None,
     ) -> None:
         await show_analysis(interaction, match)
+
+    @app_commands.command(
+        name="retry", description="Try your worst moves of a finished match again"
+    )
+    @app_commands.describe(match="The match number (default: your last finished match)")
+    async def retry(
+        self,
+        interaction: discord.Interaction,
+        match: app_commands.Range[int, 1, MAX_MATCH_ID] | None = None,
+    ) -> None:
+        await start_retry(interaction, match)
 
     @app_commands.command(name="hint", description="The best move in your game against the bot")
     async def hint(self, interaction: discord.Interaction) -> None:

@@ -10,6 +10,11 @@ Custom ids (all well under Discord's 100 characters):
   st:<match>                  stop a bot match
   ch:<a|d>:<challenge>        accept/decline (or withdraw) a stored challenge
   ch:<a|d>:<a>:<b>:<g>:<exp>  the same from an older version (told to challenge again)
+  ra:<match>                  retry your mistakes in a finished match (under its analysis)
+  rt:<match>:<ply>:<col>      a Connect Four column tried at the mistake of that ply
+  ry:<match>:<ply>:<part>     an Othello move tried there (a select, as `ot:`)
+  rb:<match>:<ply>            show the best move at that mistake
+  rn:<match>:<ply>            the next mistake after it
 
 The ply makes a click on an old board harmless: the lobby refuses it as stale. Ids are parsed
 by strict patterns of ASCII digits, at most 18 of them (always within SQLite's integer range);
@@ -209,3 +214,110 @@ class OldChallengeButton(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> OldChallengeButton:
         return cls()
+
+
+# ---------------------------------------------------------------------------- retries
+
+_PLY = r"(?P<match>[0-9]{1,18}):(?P<ply>[0-9]{1,4})"
+
+
+class RetryButton(MatchButton, template=r"ra:(?P<match>[0-9]{1,18})"):
+    prefix, label, style = "ra", "Retry your mistakes", discord.ButtonStyle.primary
+
+
+class RetryColumn(
+    Handled,
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"rt:{_PLY}:(?P<col>[0-9]{{1,2}})",
+):
+    def __init__(self, match_id: int, ply: int, col: int, *, row: int | None = None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=str(col + 1),
+                style=discord.ButtonStyle.primary,
+                custom_id=f"rt:{match_id}:{ply}:{col}",
+                row=row,
+            )
+        )
+        self.match_id, self.ply, self.col = match_id, ply, col
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> Self:
+        return cls(int(match["match"]), int(match["ply"]), int(match["col"]))
+
+
+class RetrySelect(
+    Handled,
+    discord.ui.DynamicItem[discord.ui.Select[Any]],
+    template=rf"ry:{_PLY}:(?P<part>[0-9])",
+):
+    def __init__(
+        self,
+        match_id: int,
+        ply: int,
+        part: int,
+        options: list[discord.SelectOption] | None = None,
+        placeholder: str | None = None,
+        *,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Select(
+                custom_id=f"ry:{match_id}:{ply}:{part}",
+                options=options or [],
+                placeholder=placeholder,
+                min_values=1,
+                max_values=1,
+                row=row,
+            )
+        )
+        self.match_id, self.ply = match_id, ply
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> Self:
+        options = item.options if isinstance(item, discord.ui.Select) else []
+        return cls(int(match["match"]), int(match["ply"]), int(match["part"]), options)
+
+    @property
+    def move(self) -> int:
+        """The move chosen; -1 if what came is not one (the lobby refuses it)."""
+        values = self.item.values
+        raw = values[0] if values else ""
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+
+
+class PlyButton(Handled, discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__ply__"):
+    """A button that carries a match id and the ply of a mistake (subclasses set the look)."""
+
+    prefix = ""
+    label = ""
+    style = discord.ButtonStyle.secondary
+
+    def __init__(self, match_id: int, ply: int, *, row: int | None = None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=self.label,
+                style=self.style,
+                custom_id=f"{self.prefix}:{match_id}:{ply}",
+                row=row,
+            )
+        )
+        self.match_id, self.ply = match_id, ply
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> Self:
+        return cls(int(match["match"]), int(match["ply"]))
+
+
+class BestButton(PlyButton, template=rf"rb:{_PLY}"):
+    prefix, label = "rb", "Show the best move"
+
+
+class NextButton(PlyButton, template=rf"rn:{_PLY}"):
+    prefix, label = "rn", "Next mistake"

@@ -10,18 +10,23 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs import actions
+from cogs import actions, analysis, retry
 from cogs.actions import Reply, new_board, person
 from cogs.coach import MAX_MATCH_ID
 from cogs.components import (
     AnalyseButton,
+    BestButton,
     ChallengeButton,
     ColumnButton,
     HintButton,
     MoveSelect,
+    NextButton,
     OldChallengeButton,
     RematchButton,
     ResignButton,
+    RetryButton,
+    RetryColumn,
+    RetrySelect,
     StopButton,
 )
 from cogs.names import safe_name
@@ -239,13 +244,18 @@ async def setup(bot: BoardBot) -> None:
         MoveSelect.handled_by(lambda i, s: actions.play_move(i, s.match_id, s.ply, s.move)),
         ResignButton.handled_by(lambda i, b: actions.resign_button(i, b.match_id)),
         HintButton.handled_by(lambda i, b: actions.hint_button(i, b.match_id)),
-        AnalyseButton.handled_by(lambda i, b: actions.show_analysis(i, b.match_id)),
+        AnalyseButton.handled_by(lambda i, b: analysis.show_analysis(i, b.match_id)),
         RematchButton.handled_by(lambda i, b: actions.rematch(i, b.match_id)),
         StopButton.handled_by(lambda i, b: actions.stop_botmatch(i, b.match_id)),
         ChallengeButton.handled_by(
             lambda i, b: actions.answer_challenge(i, b.challenge_id, b.accept)
         ),
         OldChallengeButton.handled_by(lambda i, b: actions.old_challenge(i)),
+        RetryButton.handled_by(lambda i, b: retry.start_retry(i, b.match_id)),
+        RetryColumn.handled_by(lambda i, b: retry.try_move(i, b.match_id, b.ply, b.col)),
+        RetrySelect.handled_by(lambda i, s: retry.try_move(i, s.match_id, s.ply, s.move)),
+        BestButton.handled_by(lambda i, b: retry.show_best(i, b.match_id, b.ply)),
+        NextButton.handled_by(lambda i, b: retry.next_mistake(i, b.match_id, b.ply)),
     )
     await bot.add_cog(Games(bot))
     await bot.add_cog(Prefs(bot))

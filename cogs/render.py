@@ -1,5 +1,5 @@
 """What Discord shows of a match and a challenge: the board embed and its buttons/selects, the
-analysis, the challenge and how it ended.
+challenge and how it ended (an analysis: `cogs/coach.py`).
 
 The board itself is the engine's emoji rendering with the position in words under it (for
 screen readers), or, for people who prefer it (`/prefs board:image`), a picture whose alt text
@@ -30,7 +30,7 @@ from cogs.names import safe_name
 from engine.games.catalog import offer
 from engine.games.connect4 import Connect4State
 from lobby import boards, present
-from lobby.core import AnalysisReport, Lobby, Snapshot
+from lobby.core import Lobby, Snapshot
 
 MAX_OPTIONS = 25  # Discord's limit per select menu
 COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
@@ -130,33 +130,6 @@ def board_view(snap: Snapshot) -> discord.ui.View:
     if m.kind == "pve" and not waiting:  # hints: against the bot, on the person's turn
         view.add_item(HintButton(m.id, row=resign_row))
     return view
-
-
-VERDICT_COLOUR = 0x9B59B6
-MAX_DESCRIPTION = 4096  # Discord's limit for an embed's description
-
-
-def analysis_embed(report: AnalysisReport) -> discord.Embed:
-    """Who played how well, the turning point and the costly moves; the GIF below it."""
-    r, a = report.replay, report.analysis
-    names = (safe_name(r.names[0]), safe_name(r.names[1]))
-    # The result line is plain words around the names: escaped whole.
-    lines = present.analysis_lines(a, names, safe_name(r.result))
-    costly = present.notable_moves(a, names)
-    if costly:
-        lines += ["", "**Costly moves**", *costly]
-    text = "\n".join(lines)
-    if len(text) > MAX_DESCRIPTION:
-        text = text[: MAX_DESCRIPTION - 1] + "…"
-    embed = discord.Embed(
-        title=present.analysis_title(r.match_id, r.game)[:256],
-        description=text,
-        colour=VERDICT_COLOUR,
-    )
-    how = "stored" if report.stored else f"computed in {a.seconds:.1f} s"
-    embed.set_footer(text=f"Match #{r.match_id} · {len(a.moves)} moves · {how}")
-    embed.set_image(url=f"attachment://replay-{r.match_id}.gif")
-    return embed
 
 
 GREY = 0x95A5A6

@@ -101,6 +101,15 @@ COMMANDS: dict[str, CommandInfo] = {
         "every move of a finished match judged by the solvers: best, good, inaccuracy, miss,"
         " blunder; accuracy and the turning point (default: your last match)",
     ),
+    "retry": CommandInfo(
+        ("move", "match"),
+        (),
+        "/retry [match:N]  or  /retry MOVE  or  /retry best|next",
+        "learn from your mistakes: back to the position before your worst move of a finished"
+        " match (default: your last); /retry MOVE tries a move there and the solvers say whether"
+        " it holds; /retry best shows the best move, /retry next the next mistake",
+        actions=("best", "next"),
+    ),
     "agents": CommandInfo(
         ("game",),
         (),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from console import listings, playing, training
+from console import listings, playing, retrying, training
 from console.commands import help_text
 from console.values import check_name
 
@@ -48,6 +48,7 @@ HANDLERS: dict[str, Handler] = {
     "history": listings.cmd_history,
     "replay": listings.cmd_replay,
     "analyse": listings.cmd_analyse,
+    "retry": retrying.cmd_retry,
     "agents": listings.cmd_agents,
     "train": training.cmd_train,
     "as": cmd_as,

@@ -54,6 +54,8 @@ class Session:
         self.training: list[TrainingJob] = []
         #: bot matches being watched (/watch) -> set when they end
         self.endings: dict[int, asyncio.Event] = {}
+        #: local name -> their retry under way (/retry): the match and the ply of the mistake
+        self.retrying: dict[str, tuple[int, int]] = {}
 
     # ------------------------------------------------------------------ output
 

@@ -178,13 +178,18 @@ class Coach:
         One analysis runs at a time (the pool keeps a worker for games) and a few may wait;
         a person waits for one match at a time. A second request for a match being analysed
         waits for the same result."""
-        replay = await self.analysis_target(match_id, person)
-        found = await self._stored_analysis(replay.match_id)
-        stored = found is not None
-        if found is None:
-            found = await self._analysis_of(replay, person)
+        replay, found, stored = await self.analysis(match_id, person)
         gif = await asyncio.to_thread(replay_gif, replay)
         return AnalysisReport(replay, found, gif, stored)
+
+    async def analysis(self, match_id: int | None, person: Person) -> tuple[Replay, Analysis, bool]:
+        """The match, its analysis (stored, else computed as `analyse` does) and whether it was
+        stored, without the pictures."""
+        replay = await self.analysis_target(match_id, person)
+        found = await self._stored_analysis(replay.match_id)
+        if found is not None:
+            return replay, found, True
+        return replay, await self._analysis_of(replay, person), False
 
     async def _stored_analysis(self, match_id: int) -> Analysis | None:
         data = await self._store.analyses.get(match_id, VERSION)

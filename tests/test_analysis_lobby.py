@@ -203,11 +203,11 @@ async def test_discord_analyse_button_and_command(env: Any) -> None:
 async def test_discord_a_slow_analysis_shows_a_note_then_the_answer(
     env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cogs import actions
+    from cogs import analysis
 
     bot, h = env
     bot.lobby.config.analysis_seconds = 0.3
-    monkeypatch.setattr(actions, "PROGRESS_AFTER", 0.05)
+    monkeypatch.setattr(analysis, "PROGRESS_AFTER", 0.05)
     real = bot.lobby.pool.run
 
     async def slow(fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,271 @@
+"""Learning from one's mistakes (/retry): the positions before a player's worst moves, a new
+move judged by the solvers, the best move only on request; through the lobby, the console and
+Discord (the harness: real dispatch), with foreign and forged presses refused in one line and
+a retry that goes on after a restart."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from db.store import Store
+from engine.analysis import VERSION, Review
+from lobby.core import Lobby, LobbyConfig, Person
+from lobby.errors import BadMove, BadRequest, NotInMatch
+from lobby.pool import EnginePool
+from lobby.retry import attempt_line, best_line, holds, mistakes, step_lines
+from tests.boardbot import ALICE, BOB, CAROL, buttons, callbacks, make_bot
+from tests.clock import Clock
+from tests.harness import Call
+from tests.test_console import replies, run
+
+#: A Connect Four game both players spoil: at move 9 red (the first player) can win at once in
+#: column 1 but plays 7; yellow then wins in column 2 (moves 9 and 10 are solved at once).
+GAME = "4412121272"
+LATE = 8  # the ply of red's last blunder
+ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
+UMA = Person("local", "uma", "uma")
+
+
+async def played(lobby: Lobby, first: Person, second: Person, moves: str = GAME) -> int:
+    snap = await lobby.start_pvp(first, second, "connect4")
+    for i, col in enumerate(moves):
+        snap = await lobby.play(snap.id, (first, second)[i % 2], col)
+    assert not snap.live
+    return snap.id
+
+
+@pytest.fixture
+async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
+    store = await Store.open(tmp_path / "retry.db")
+    lobby = Lobby(store, pool, LobbyConfig(seed=7, analysis_seconds=1.0))
+    try:
+        yield lobby
+    finally:
+        await lobby.close()
+        await store.close()
+
+
+def review(ply: int, verdict: str, before: float | None, after: float | None) -> Review:
+    return Review(ply, "1", ply % 2, verdict, True, None, None, chance_before=before,
+                  chance_after=after)  # fmt: skip
+
+
+def test_mistakes_are_the_players_own_blunders_first_then_worst_first() -> None:
+    moves = [
+        review(0, "inaccuracy", 0.6, 0.5),
+        review(2, "miss", 1.0, 0.5),
+        review(3, "blunder", 1.0, 0.0),  # the other player's
+        review(4, "blunder", 0.7, 0.4),
+        review(6, "best", 0.5, 0.5),
+        review(8, "blunder", 0.9, 0.1),
+        review(10, "unsure", None, None),
+    ]
+    assert [r.ply for r in mistakes(moves, 0)] == [8, 4, 2, 0]
+    assert [r.ply for r in mistakes(moves, 1)] == [3]
+
+
+async def test_retry_in_the_lobby(lobby: Lobby) -> None:
+    n = await played(lobby, ANN, BEN)
+    step = await lobby.retry(n, ANN)
+    assert step.seat == 0 and step.mistake.verdict == "blunder" and step.index == 0
+    steps = [step]
+    while (found := await lobby.retry_next(n, steps[-1].ply, ANN)) is not None:
+        steps.append(found)
+    plies = [s.ply for s in steps]
+    assert LATE in plies and all(p % 2 == 0 for p in plies)
+    assert [s.index for s in steps] == list(range(len(steps)))
+    late = steps[plies.index(LATE)]
+    assert late.mistake.move == "7" and late.state.ply == LATE
+    assert late.state.render_emoji() == late.state.render_emoji(last=late.last)
+    assert step_lines(late)[1] == "You played column 7 here: a BLUNDER (win -> loss)."
+    assert step_lines(late)[2] == "Find a move that keeps the win."
+
+    _, tried = await lobby.retry_move(n, LATE, "7", ANN)  # the same move again
+    assert holds(tried) is False
+    assert attempt_line("connect4", tried).startswith("Column 7 does not hold: win -> loss")
+    _, tried = await lobby.retry_move(n, LATE, 0, ANN)  # column 1 (0-based), the win
+    assert holds(tried) is True and tried.move == "1"
+    assert attempt_line("connect4", tried) == "Column 1 holds: still a win (proven)."
+    _, best = await lobby.retry_best(n, LATE, ANN)
+    assert best_line("connect4", best).startswith("The best move was column 1")
+
+    with pytest.raises(NotInMatch, match="you did not play in match #1"):
+        await lobby.retry(n, UMA)
+    with pytest.raises(NotInMatch, match="move 10 of match #1 is not yours"):
+        await lobby.retry_move(n, 9, "1", ANN)
+    with pytest.raises(NotInMatch, match="is not yours"):
+        await lobby.retry_best(n, LATE, BEN)  # red's mistake, asked by yellow
+    with pytest.raises(BadMove):
+        await lobby.retry_move(n, LATE, "9", ANN)
+    with pytest.raises(BadRequest, match="move 201 of match #1 is not one of your mistakes"):
+        await lobby.retry_at(n, 200, ANN)
+
+
+async def only_the_late_blunder(lobby: Lobby, n: int) -> None:
+    """The match's analysis as stored, with red's earlier mistakes (which vary with how much
+    of the opening the solver finishes in time) called best: red's one mistake is move 9."""
+    _, analysis, _ = await lobby.coach.analysis(n, ANN)
+    assert analysis.moves[LATE].verdict == "blunder"
+    for r in analysis.moves:
+        if r.player == 0 and r.ply != LATE:
+            r.verdict = "best"
+    await lobby.store.analyses.put(n, VERSION, analysis.to_json())
+
+
+async def test_retry_in_the_console(lobby: Lobby) -> None:
+    await only_the_late_blunder(lobby, await played(lobby, ANN, BEN))
+    text = await run(
+        lobby,
+        "/retry 4\n/retry\n/retry next\n/retry 7\n/retry move:1\n/retry best\n"
+        "/retry match:9\n/retry x\n/as uma\n/retry match:1\n",
+        "ann",
+    )
+    said = replies(text)
+    assert said["/retry 4"] == ["error: no retry under way: /retry (or /retry match:N) starts one"]
+    assert said["/retry"][0] == "Learn from your mistakes: match #1 (Connect Four)"
+    assert said["/retry"][-4:] == [
+        "Mistake 1 of 1 · move 9 · 🔴 ann to play",
+        "You played column 7 here: a BLUNDER (win -> loss).",
+        "Find a move that keeps the win.",
+        "Try a move with /retry MOVE; /retry best shows the best move, /retry next the next "
+        "mistake.",
+    ]
+    assert said["/retry next"] == ["That was your last mistake in this match. Well done."]
+    assert said["/retry 7"][0].startswith("Column 7 does not hold: win -> loss")
+    assert "Column 1 holds: still a win (proven)." in text
+    assert "The best move was column 1" in text
+    assert said["/retry match:9"] == ["error: there is no match #9"]
+    assert len(said["/retry x"]) == 1 and said["/retry x"][0].startswith("error: ")
+    assert said["/retry match:1"][0].startswith("error: you did not play in match #1")
+
+
+# ---------------------------------------------------------------------------- Discord
+
+
+def ids(message: dict[str, Any], prefix: str) -> list[str]:
+    return [b["custom_id"] for b in buttons(message) if b["custom_id"].startswith(prefix)]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    return str(message["embeds"][0]["description"])
+
+
+def refusal(calls: list[Call]) -> str:
+    lines = [c.content or "" for c in calls if (c.is_callback or c.is_followup) and c.ephemeral]
+    assert lines, f"not refused: {calls}"
+    return re.sub(r"\\(.)", r"\1", lines[-1]).replace("\u200b", "")
+
+
+def forged(message: dict[str, Any], custom_id: str) -> dict[str, Any]:
+    """The message with its first button's id replaced (what a forging client sends)."""
+    out = json.loads(json.dumps(message))
+    button = next(c for row in out["components"] for c in row["components"] if c["type"] == 2)
+    button["custom_id"] = custom_id
+    return out
+
+
+async def discord_game(lobby: Lobby) -> int:
+    alice, bob = Person("user", ALICE.id, "alice"), Person("user", BOB.id, "bob")
+    return await played(lobby, alice, bob)
+
+
+async def to_late_blunder(h: Any, message: dict[str, Any]) -> dict[str, Any]:
+    """Press Next until the retry shows red's last blunder."""
+    mid = int(message["id"])
+    for _ in range(6):
+        if f"move {LATE + 1} ·" in message["embeds"][0]["footer"]["text"]:
+            return message
+        [next_id] = ids(message, "rn:")
+        [cb] = callbacks(await h.click(message, next_id, user=ALICE))
+        assert cb.callback_type in (6, 7) and not cb.ephemeral
+        message = h.messages[mid]
+    raise AssertionError("the late blunder was never shown")
+
+
+async def test_discord_retry_command_tries_best_and_refusals(env: Any) -> None:
+    bot, h = env
+    bot.lobby.config.analysis_seconds = 1.0
+    n = await discord_game(bot.lobby)
+    calls = await h.slash("retry", {"match": n}, user=ALICE)
+    assert not [c for c in calls if c.ephemeral]
+    retry = h.last_message(ephemeral=False)
+    assert retry["embeds"][0]["title"] == f"Learn from your mistakes: match #{n} (Connect Four)"
+    assert "Mistake 1 of " in text_of(retry)
+    assert ids(retry, "rb:") and all(i.startswith(f"rt:{n}:") for i in ids(retry, "rt:"))
+    retry = await to_late_blunder(h, retry)
+    mid = int(retry["id"])
+    assert "You played column 7 here: a BLUNDER (win -> loss)." in text_of(retry)
+    assert "The best move" not in text_of(retry)
+
+    # Someone else's press, and forged ones: one ephemeral line each, the message unchanged.
+    shown = copy.deepcopy(h.messages[mid])
+    assert "not yours" in refusal(await h.click(retry, f"rt:{n}:{LATE}:0", user=BOB))
+    assert "you did not play" in refusal(await h.click(retry, f"rb:{n}:{LATE}", user=CAROL))
+    for cid, words in (
+        (f"rt:{n}:{LATE + 1}:0", "is not yours"),  # yellow's move, by red
+        (f"rt:{n}:4200:0", "not one of your mistakes"),
+        ("rt:999:8:0", "there is no match #999"),
+        (f"rn:{n}:3", "is not yours"),
+    ):
+        calls = await h.click(forged(retry, cid), cid, user=ALICE, force=True)
+        assert words in refusal(calls), cid
+    assert h.messages[mid] == shown
+
+    await h.click(retry, f"rt:{n}:{LATE}:6", user=ALICE)  # the blunder again
+    assert "**Your try**: Column 7 does not hold: win -> loss" in text_of(h.messages[mid])
+    await h.click(h.messages[mid], f"rt:{n}:{LATE}:0", user=ALICE)
+    retry = h.messages[mid]
+    assert "**Your try**: Column 1 holds: still a win (proven)." in text_of(retry)
+    assert "The best move" not in text_of(retry)
+    await h.click(retry, f"rb:{n}:{LATE}", user=ALICE)
+    retry = h.messages[mid]
+    assert "The best move was column 1" in text_of(retry) and not ids(retry, "rb:")
+    assert ids(retry, "rt:")  # the board's inputs stay: try again at will
+
+
+async def test_discord_retry_button_under_the_analysis_in_a_dm(env: Any) -> None:
+    bot, h = env
+    bot.lobby.config.analysis_seconds = 1.0
+    n = await discord_game(bot.lobby)
+    await h.slash("analyse", {"match": n}, user=ALICE, guild_id=None)
+    analysis = h.last_message(ephemeral=False)
+    assert ids(analysis, "ra:") == [f"ra:{n}"]
+    refused = await h.click(analysis, f"ra:{n}", user=CAROL)
+    assert "you did not play in match #1" in refusal(refused)
+    calls = await h.click(analysis, f"ra:{n}", user=BOB)
+    [cb] = callbacks(calls)
+    assert not cb.ephemeral
+    retry = h.last_message(ephemeral=False)
+    assert retry["id"] != analysis["id"] and "for bob" in retry["embeds"][0]["footer"]["text"]
+    assert all(i.startswith(f"rt:{n}:") and int(i.split(":")[2]) % 2 == 1 for i in ids(retry, "rt"))
+
+
+async def test_a_retry_goes_on_after_a_restart(
+    tmp_path: Path, clock: Clock, pool: EnginePool
+) -> None:
+    db = tmp_path / "restart.db"
+    bot, h = await make_bot(db, clock, pool)
+    bot.lobby.config.analysis_seconds = 1.0
+    n = await discord_game(bot.lobby)
+    await h.slash("retry", {"match": n}, user=ALICE)
+    retry = await to_late_blunder(h, h.last_message(ephemeral=False))
+    await h.close()
+    await bot.lobby.close()
+    await bot.lobby.store.close()
+
+    bot2, h2 = await make_bot(db, clock, pool, h.messages)  # Discord kept the message
+    try:
+        await h2.click(retry, f"rt:{n}:{LATE}:0", user=ALICE)
+        shown = h2.messages[int(retry["id"])]
+        assert "**Your try**: Column 1 holds" in text_of(shown)
+    finally:
+        await h2.close()
+        await bot2.lobby.close()
+        await bot2.lobby.store.close()
