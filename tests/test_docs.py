@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
+
+import pytest
+
+from tools import housemap
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP = {"data", "build", "dist"}  # and hidden folders (.git, .venv, caches)
@@ -88,6 +93,54 @@ def _exists(name: str) -> bool:
     )
 
 
+#: A dotted name of the house in backticks: `lobby.core`, `engine.warm.plain_budget` (not a
+#: file's name: `bot.py`).
+DOTTED = re.compile(
+    r"`((?:engine|db|lobby|cogs|console|boot|tools|benchmarks|tests|bot|faults)(?:\.\w+)+)"
+    r"(?<!\.py)(?<!\.md)`"
+)
+
+
+def _defines(path: Path, names: list[str]) -> bool:
+    """Whether the module at `path` binds names[0] at its top (a definition, an assignment or
+    an import), and a class there names[1] in its body."""
+    body: list[ast.stmt] = ast.parse(path.read_text("utf-8")).body
+    for depth, name in enumerate(names[:2]):
+        found = None
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = [node.name]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = [(a.asname or a.name).split(".")[0] for a in node.names]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            else:
+                continue
+            if name in bound:
+                found = node
+        if found is None:
+            return False
+        if not isinstance(found, ast.ClassDef):
+            return True  # what a function or a value holds is not read here
+        body = found.body if depth == 0 else body
+    return True
+
+
+def _module_exists(dotted: str) -> bool:
+    """A module named by its dotted path (`lobby.core`), or a name in one
+    (`engine.warm.plain_budget`, `db.sqlite.translated`, `engine.hints.HintKit`)."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:n])
+        path = (
+            base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        )
+        if path.is_file():
+            return n == len(parts) or _defines(path, parts[n:])
+    return False
+
+
 def test_every_module_and_folder_the_docs_name_exists() -> None:
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     missing = sorted(
@@ -96,6 +149,12 @@ def test_every_module_and_folder_the_docs_name_exists() -> None:
         for name in set(NAMED.findall(doc.read_text("utf-8")))
         if not _exists(name)
     )
+    missing += sorted(
+        f"{doc.relative_to(ROOT)}: {name}"
+        for doc in docs
+        for name in set(DOTTED.findall(doc.read_text("utf-8")))
+        if not _module_exists(name)
+    )
     assert missing == []
 
 
@@ -103,3 +162,36 @@ def test_the_module_check_can_fail() -> None:
     assert _exists("lobby/core.py") and _exists("core.py") and _exists("engine/agents/<game>/")
     assert _exists("connect4/solver.py") and not _exists("connect4/nosuch.py")
     assert not _exists("lobby/nosuch.py") and not _exists("nosuch.py")
+    assert _module_exists("lobby.core") and _module_exists("engine.games")
+    assert _module_exists("engine.warm.plain_budget") and _module_exists("engine.hints.HintKit")
+    assert _module_exists("lobby.core.Lobby.play") and not _module_exists("lobby.core.Lobby.nosuch")
+    assert not _module_exists("lobby.nosuch") and not _module_exists("engine.warm.nosuch")
+
+
+def test_the_architecture_picture_is_what_the_code_gives() -> None:
+    """The layers and the walk of a click in docs/architecture.md are made by
+    `python -m tools.housemap`; a change of the code they show makes them again."""
+    doc = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    assert housemap.block_of(doc) == housemap.generated()
+
+
+def test_a_step_the_code_does_not_hold_stops_the_picture() -> None:
+    good = housemap.WALK[8]  # Lobby.play -> Matches.play
+    housemap.check(good)
+    moved = housemap.Step(good.caller, "lobby/matches.py:Matches.nosuch", good.does)
+    uncalled = housemap.Step(good.caller, "lobby/matches.py:Matches.commit", good.does)
+    unhanded = housemap.Step(
+        good.caller, good.callee, good.does, calls="play", handed="lobby/core.py:Lobby.resign"
+    )
+    for step in (moved, uncalled, unhanded):
+        with pytest.raises(housemap.WalkError):
+            housemap.check(step)
+
+
+def test_a_climb_is_a_call_into_a_module_above_the_caller() -> None:
+    graph = housemap.Graph.read()
+    assert graph.above("cogs.editor", "lobby.announce")
+    assert not graph.above("lobby.announce", "cogs.editor")
+    done = housemap.walk(graph)
+    climbs = [(done.steps[i].caller, done.steps[i].callee) for i in done.package_climbs]
+    assert ("lobby/announce.py:Announcer.match", "cogs/editor.py:BoardEditor.submit") in climbs
