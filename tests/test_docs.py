@@ -172,7 +172,7 @@ def test_the_architecture_picture_is_what_the_code_gives() -> None:
     """The layers and the walk of a click in docs/architecture.md are made by
     `python -m tools.housemap`; a change of the code they show makes them again."""
     doc = (ROOT / "docs" / "architecture.md").read_text("utf-8")
-    assert housemap.block_of(doc) == housemap.generated()
+    assert housemap.block_of(doc) == housemap.generated(), "stale: python -m tools.housemap"
 
 
 def test_a_step_the_code_does_not_hold_stops_the_picture() -> None:
