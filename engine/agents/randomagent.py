@@ -1,4 +1,4 @@
-"""The `random` agent, both games: a uniformly random legal move, the floor every other agent
+"""The `random` agent, every game: a uniformly random legal move, the floor every other agent
 is measured against."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import random
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
 from engine.games.base import GameState
+from engine.games.catalog import GAMES
 
 
 class RandomAgent(Agent):
@@ -19,7 +20,7 @@ class RandomAgent(Agent):
 AGENT_INFOS = [
     AgentInfo(
         "random",
-        ("connect4", "othello"),
+        GAMES,
         "plays any legal move at random: the easiest opponent there is",
         RandomAgent,
     ),
