@@ -1,5 +1,8 @@
-"""An analysis on Discord: every move of a finished match judged, as a new public message
-with the replay's GIF and a Retry button under it (`/analyse` and the Analyse button)."""
+"""An analysis on Discord: every move of a finished match judged, as a new public message:
+each player's accuracy, the key moments (where the win chance swung most, with the better
+move), the costly moves, the replay's GIF, the graph of the win chance over the game (a PNG
+whose alt text says it in words) and a Retry button under it (`/analyse`, the Analyse
+button)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from cogs.names import safe_name
 from lobby import present
 from lobby.core import AnalysisReport
 from lobby.errors import LobbyError
+from lobby.moments import moment_lines
 
 #: An analysis still running after this many seconds gets a note saying so.
 PROGRESS_AFTER = 2.0
@@ -23,11 +27,13 @@ MAX_DESCRIPTION = 4096  # Discord's limit for an embed's description
 
 
 def analysis_embed(report: AnalysisReport) -> discord.Embed:
-    """Who played how well, the turning point and the costly moves; the GIF below it."""
+    """Who played how well (each player's accuracy), the turning point, the key moments and
+    the costly moves; the GIF below it."""
     r, a = report.replay, report.analysis
     names = (safe_name(r.names[0]), safe_name(r.names[1]))
     # The result line is plain words around the names: escaped whole.
     lines = present.analysis_lines(a, names, safe_name(r.result))
+    lines += ["", "**Key moments** (win chance of the player who moved)", *moment_lines(a, names)]
     costly = present.notable_moves(a, names)
     if costly:
         lines += ["", "**Costly moves**", *costly]
@@ -77,6 +83,13 @@ async def show_analysis(interaction: discord.Interaction, match_id: int | None) 
     await interaction.edit_original_response(
         content=None,
         embed=analysis_embed(report),
-        attachments=[discord.File(io.BytesIO(report.gif), filename=f"replay-{n}.gif")],
+        attachments=[
+            discord.File(io.BytesIO(report.gif), filename=f"replay-{n}.gif"),
+            discord.File(
+                io.BytesIO(report.chart),
+                filename=f"win-chance-{n}.png",
+                description=report.chart_text,
+            ),
+        ],
         view=analysis_view(n),
     )

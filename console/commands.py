@@ -95,11 +95,12 @@ COMMANDS: dict[str, CommandInfo] = {
         " (default: your last match, this folder; an existing file is never overwritten)",
     ),
     "analyse": CommandInfo(
-        ("match", "gif"),
+        ("match", "gif", "chart"),
         (),
-        "/analyse [match:N] [gif:FILE.gif]",
+        "/analyse [match:N] [gif:FILE.gif] [chart:FILE.png]",
         "every move of a finished match judged by the solvers: best, good, inaccuracy, miss,"
-        " blunder; accuracy and the turning point (default: your last match)",
+        " blunder; accuracy, the turning point and the key moments (default: your last match);"
+        " chart: writes the graph of the win chance over the game",
     ),
     "retry": CommandInfo(
         ("move", "match"),

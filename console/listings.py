@@ -19,6 +19,7 @@ from console.values import (
 from engine.agents import registry
 from engine.games.catalog import GAMES
 from lobby import present
+from lobby.moments import moment_lines
 
 if TYPE_CHECKING:
     from console.session import Session
@@ -88,9 +89,10 @@ async def cmd_replay(console: Session, opts: dict[str, str]) -> None:
 
 async def cmd_analyse(console: Session, opts: dict[str, str]) -> None:
     match_id = match_number(opts["match"], "/history") if "match" in opts else None
-    gif = Path(opts["gif"]) if "gif" in opts else None
-    if gif is not None and not gif.parent.is_dir():
-        raise UsageError(f"{str(gif.parent)!r} is not a folder")
+    files = {key: Path(opts[key]) for key in ("gif", "chart") if key in opts}
+    for path in files.values():
+        if not path.parent.is_dir():
+            raise UsageError(f"{str(path.parent)!r} is not a folder")
     job = asyncio.ensure_future(console.lobby.analyse(match_id, console.person()))
     done, _ = await asyncio.wait({job}, timeout=PROGRESS_AFTER)
     if not done:  # a note while it runs; the answer follows
@@ -103,12 +105,15 @@ async def cmd_analyse(console: Session, opts: dict[str, str]) -> None:
     console.write(present.analysis_title(report.replay.match_id, report.replay.game))
     console.write("\n".join(present.analysis_table(a, names)))
     console.write("\n".join(present.analysis_lines(a, names, report.replay.result)))
-    if gif is not None:
+    console.write("\n".join(["Key moments:", *moment_lines(a, names)]))
+    for key, label, data in (("gif", "Replay", report.gif), ("chart", "Win chance", report.chart)):
+        if key not in files:
+            continue
         try:
-            gif.write_bytes(report.gif)
+            files[key].write_bytes(data)
         except OSError as exc:
-            raise UsageError(f"cannot write {gif}: {exc.strerror or exc}") from None
-        console.write(f"Replay: {gif} ({len(report.gif) // 1024 + 1} KB)")
+            raise UsageError(f"cannot write {files[key]}: {exc.strerror or exc}") from None
+        console.write(f"{label}: {files[key]} ({len(data) // 1024 + 1} KB)")
 
 
 async def cmd_agents(console: Session, opts: dict[str, str]) -> None:

@@ -189,8 +189,9 @@ async def test_discord_analyse_button_and_command(env: Any) -> None:
     embed = final.message["embeds"][0]
     assert embed["title"] == "Analysis of match #1 (Connect Four)"
     assert "Turning point:" in embed["description"] and "accuracy" in embed["description"]
-    [(name, gif)] = final.files.items()
-    assert name == "replay-1.gif" and 0 < len(gif) < 1_000_000  # Discord takes 10 MB
+    assert list(final.files) == ["replay-1.gif", "win-chance-1.png"]
+    gif = final.files["replay-1.gif"]
+    assert 0 < len(gif) < 1_000_000  # Discord takes 10 MB
     assert Image.open(io.BytesIO(gif)).format == "GIF"
     assert embed["image"]["url"] == "attachment://replay-1.gif"
     calls = await h.slash("analyse", {"match": 1}, user=ALICE)  # stored: at once

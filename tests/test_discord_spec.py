@@ -401,3 +401,25 @@ async def test_the_real_bot_picture_boards_with_alt_text_pass(real_bot: Harness)
         attachments = call.message["attachments"]
         assert [a["description"][:8] for a in attachments] == ["Othello,"]
         assert spec.validate_call(call) is not None  # multipart: payload_json is checked
+
+
+async def test_the_real_bot_analysis_graph_has_alt_text_and_passes(real_bot: Harness) -> None:
+    h = real_bot
+    assert isinstance(h.bot, BoardBot)
+    h.bot.lobby.config.analysis_seconds = 0.5
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    board = h.last_message(ephemeral=False)
+    column = next(b["custom_id"] for row in board["components"] for b in row["components"])
+    await h.click(board, column, user=ALICE)
+    await h.settle()
+    await h.slash("resign", {}, user=ALICE)
+    calls = await h.slash("analyse", {}, user=ALICE)
+    [upload] = [c for c in calls if c.files]
+    graph = next(a for a in upload.message["attachments"] if a["filename"] == "win-chance-1.png")
+    assert graph["description"].startswith("Graph of the win chance over the 2 moves of match #1")
+    assert len(graph["description"]) <= 1024
+    assert upload.files["win-chance-1.png"][:8] == b"\x89PNG\r\n\x1a\n"
+    assert spec.validate_call(upload) is not None  # multipart: payload_json is checked
+    too_long = {**upload.message, "attachments": [{**graph, "description": "x" * 1025}]}
+    with pytest.raises(SpecError, match=r"\$\.attachments\[0\]\.description: .*too long"):
+        validate_request("PATCH", EDIT_PATH, too_long)
