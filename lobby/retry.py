@@ -134,6 +134,8 @@ def goal(r: Review) -> str:
         return "Find a move that keeps the draw."
     if r.outcome_before == "loss":
         return "Find the move that holds out longest."
+    if r.value_best is not None:
+        return f"Find a better move: the best one leaves you {_discs(r.value_best, r.exact)}."
     return "Find a better move."
 
 
@@ -145,7 +147,7 @@ def step_lines(step: RetryStep, names: tuple[str, str] | None = None) -> list[st
     piece = game_info(step.game).pieces[step.seat]
     word = _move_word(step.game)
     verdict = "a BLUNDER" if r.verdict == "blunder" else f"a {r.verdict}"
-    how = "" if r.exact else " (by a search's estimate)"
+    how = "" if r.exact else " by a search's estimate"
     return [
         f"Mistake {step.index + 1} of {step.count} · move {r.ply + 1} · {piece} **{who}** to play",
         f"You played {word} {r.move} here: {verdict}{how} ({_what(r)}).",
@@ -178,6 +180,8 @@ def best_line(game: str, r: Review) -> str:
     line = f"The best move was {word} {r.best}"
     if r.best_in is not None and r.outcome_before in ("win", "loss"):
         line += f" ({r.outcome_before} in {r.best_in} of your moves)"
+    elif r.value_best is not None:
+        line += f" ({_discs(r.value_best, r.exact)})"
     elif r.outcome_before:
         line += f" ({OUTCOME_WORDS[r.outcome_before]} with best play)"
     return line + ("." if r.exact else ", by a search's estimate.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -269,3 +270,47 @@ async def test_a_retry_goes_on_after_a_restart(
         await h2.close()
         await bot2.lobby.close()
         await bot2.lobby.store.close()
+
+
+async def othello_with_one_late_mistake(lobby: Lobby) -> tuple[int, int]:
+    """A random Othello game between alice and bob played to its end, its analysis stored with
+    one mistake of alice's, late (the solver finishes such positions at once): (match, ply)."""
+    alice, bob = Person("user", ALICE.id, "alice"), Person("user", BOB.id, "bob")
+    snap = await lobby.start_pvp(alice, bob, "othello")
+    rng = random.Random(5)
+    while snap.live:
+        moves = [m for m in snap.state.legal_moves() if snap.state.move_to_str(m) != "pass"]
+        who = (alice, bob)[snap.state.to_move()]
+        snap = await lobby.play(snap.id, who, rng.choice(moves))
+    _, analysis, _ = await lobby.coach.analysis(snap.id, alice)
+    late = [
+        r.ply
+        for r in analysis.moves
+        if r.player == 0 and r.ply >= 48 and r.move != "pass" and r.best not in (None, r.move)
+    ]
+    for r in analysis.moves:
+        r.verdict = "blunder" if r.ply == late[0] else "best"
+    await lobby.store.analyses.put(snap.id, VERSION, analysis.to_json())
+    return snap.id, late[0]
+
+
+async def test_discord_othello_retry_with_the_select(env: Any) -> None:
+    bot, h = env
+    bot.lobby.config.analysis_seconds = 1.0
+    n, ply = await othello_with_one_late_mistake(bot.lobby)
+    await h.slash("retry", {}, user=ALICE)  # alice's last finished match
+    retry = h.last_message(ephemeral=False)
+    assert f"Mistake 1 of 1 · move {ply + 1} · ⚫ **alice** to play" in text_of(retry)
+    [select] = [c for row in retry["components"] for c in row["components"] if c["type"] == 3]
+    assert select["custom_id"] == f"ry:{n}:{ply}:0" and select["options"]
+    value = select["options"][0]["value"]
+    await h.click(retry, select["custom_id"], user=ALICE, values=[value])
+    shown = text_of(h.messages[int(retry["id"])])
+    tried = re.search(r"\*\*Your try\*\*: Square (\w+) (holds|does not hold): (.*)", shown)
+    assert tried is not None and tried[1] == select["options"][0]["label"], shown
+    assert re.search(r"\d+ discs (ahead|behind) with best play|level with best play", tried[3])
+    assert "about" not in tried[3] and re.search(r"\(proven\)\.( Try again\.)?$", tried[3])
+    calls = await h.click(h.messages[int(retry["id"])], f"rb:{n}:{ply}", user=BOB)
+    assert "not yours" in refusal(calls)
+    await h.click(h.messages[int(retry["id"])], f"rb:{n}:{ply}", user=ALICE)
+    assert "The best move was square " in text_of(h.messages[int(retry["id"])])
