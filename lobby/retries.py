@@ -66,20 +66,12 @@ class Retries:
     async def at(self, match_id: int, ply: int, person: Person) -> RetryStep:
         """The step of the person's mistake at `ply` (refused if it is not one of theirs)."""
         replay, seat, found = await self._mistakes(match_id, person)
-        for k, r in enumerate(found):
-            if r.ply == ply:
-                return self._step(replay, found, k)
-        if 0 <= ply < len(replay.moves) and ply % 2 != seat:
-            raise NotInMatch(
-                f"move {ply + 1} of match #{match_id} is not yours: /retry takes you to your own"
-            )
-        raise BadRequest(f"move {ply + 1} of match #{match_id} is not one of your mistakes")
+        return self._step(replay, found, _index(replay, seat, found, ply))
 
     async def following(self, match_id: int, ply: int, person: Person) -> RetryStep | None:
         """The mistake after the one at `ply`, worst first; None after the last."""
-        current = await self.at(match_id, ply, person)
-        replay, _, found = await self._mistakes(match_id, person)
-        k = current.index + 1
+        replay, seat, found = await self._mistakes(match_id, person)
+        k = _index(replay, seat, found, ply) + 1
         return self._step(replay, found, k) if k < len(found) else None
 
     async def attempt(
@@ -100,7 +92,7 @@ class Retries:
         try:
             found: Review = await self._pool.run(
                 judge, replay.game, replay.variant, list(replay.moves[:ply]), text, seconds,
-                cap=2 * seconds + 5, urgent=True,
+                cap=2 * seconds + 10, urgent=True,
             )  # fmt: skip
         except JobFailed as exc:  # a crashed or hung worker: nothing was judged
             log.warning("match %s: a tried move was not judged: %s", match_id, exc)
@@ -114,7 +106,9 @@ class Retries:
             return step, step.mistake
         seconds = min(RETRY_SECONDS, self._coach.analysis_seconds(step.game))
         try:
-            found = await self._pool.run(hint, step.state, seconds, cap=2 * seconds + 2)
+            found = await self._pool.run(
+                hint, step.state, seconds, cap=2 * seconds + 2, urgent=True
+            )
         except JobFailed as exc:
             log.warning("match %s: no best move: %s", match_id, exc)
             raise BadRequest("the best move could not be found this time; try again") from None
@@ -133,3 +127,15 @@ class Retries:
             last = state.parse_move(text)
             state = state.play(last)
         return RetryStep(replay.match_id, replay.game, replay.names, r, state, last, k, len(found))
+
+
+def _index(replay: Replay, seat: int, found: list[Review], ply: int) -> int:
+    """Where the mistake at `ply` stands among the seat's; refused if it is not one of them."""
+    for k, r in enumerate(found):
+        if r.ply == ply:
+            return k
+    if 0 <= ply < len(replay.moves) and ply % 2 != seat:
+        raise NotInMatch(
+            f"move {ply + 1} of match #{replay.match_id} is not yours: /retry takes you to your own"
+        )
+    raise BadRequest(f"move {ply + 1} of match #{replay.match_id} is not one of your mistakes")
