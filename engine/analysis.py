@@ -1,6 +1,7 @@
 """Analysis of a game: for every move the value of the position before and after it, proven by
 a solver where one finishes in the budget, and a verdict (best, good, inaccuracy, miss,
-blunder, or unsure when nothing was proven); per player the accuracy, and the turning point.
+blunder, or unsure when nothing was proven); the mover's expected score before and after it;
+per player the accuracy (from the expected score each move lost), and the turning point.
 
 How a game's moves are judged is the game's own (its kit's `review`: Connect Four's in
 `engine/agents/connect4/analysis.py`, Othello's in `engine/agents/othello/analysis.py`); this
@@ -16,13 +17,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, cast
 
+from engine.accuracy import game_accuracy, move_accuracy, weights
 from engine.games import GAMES, new_game
 from engine.games.base import GameState
 from engine.kits import kit
 
 #: Bumped when the verdicts or the records change: a stored analysis of another version is
 #: computed again.
-VERSION = 2
+VERSION = 3
 VERDICTS = ("best", "good", "inaccuracy", "miss", "blunder", "unsure")
 OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
 #: The mover's expected score of an exact outcome.
@@ -80,21 +82,20 @@ class Review:
     # 1, draw 0.5, loss 0), or Othello's disc value by a logistic curve; None where unknown.
     chance_before: float | None = None
     chance_after: float | None = None
+    accuracy: float | None = None  # 0..1 from the expected score lost (`engine.accuracy`)
+    why: str | None = None  # an unsure move: "time" (the budget stopped the solver or the
+    # search) or "variant" (no solver for this board)
 
 
 @dataclass(slots=True)
 class Side:
     """A player's record in one game."""
 
-    judged: int = 0  # moves whose outcome before and after is known, or judged by a search
-    kept: int = 0  # of those, the moves that kept the outcome (neither blunder nor miss)
+    judged: int = 0  # moves whose expected score before and after is known
+    accuracy: float | None = None  # 0..1 from their accuracies (`engine.accuracy`)
     blunders: int = 0
     misses: int = 0
     inaccuracies: int = 0
-
-    @property
-    def accuracy(self) -> float | None:
-        return None if not self.judged else self.kept / self.judged
 
 
 @dataclass(slots=True)
@@ -107,18 +108,20 @@ class Analysis:
     turning_text: str | None = None
     seconds: float = 0.0
     version: int = VERSION
+    budget: float = 0.0  # the seconds it was given
 
     @property
     def unsure(self) -> int:
         return sum(r.verdict == "unsure" for r in self.moves)
 
     def to_json(self) -> dict[str, Any]:
-        players = [dict(asdict(s), accuracy=s.accuracy) for s in self.players]
+        players = [asdict(s) for s in self.players]
         return {
             "game": self.game,
             "variant": self.variant,
             "version": self.version,
             "seconds": round(self.seconds, 3),
+            "budget": self.budget,
             "moves": [asdict(r) for r in self.moves],
             "players": players,
             "turning_point": self.turning_point,
@@ -130,9 +133,7 @@ class Analysis:
         """The analysis `to_json` wrote; ValueError if it is not one."""
         try:
             moves = [Review(**m) for m in data["moves"]]
-            players = [
-                Side(**{k: v for k, v in p.items() if k != "accuracy"}) for p in data["players"]
-            ]
+            players = [Side(**p) for p in data["players"]]
             out = cls(
                 str(data["game"]),
                 data["variant"],
@@ -142,6 +143,7 @@ class Analysis:
                 data["turning_text"],
                 float(data["seconds"]),
                 int(data["version"]),
+                float(data["budget"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not an analysis: {exc}") from None
@@ -192,20 +194,38 @@ def analyse(
             r.chance_before = OUTCOME_CHANCE[r.outcome_before]
         if r.chance_after is None and r.outcome_after is not None:
             r.chance_after = OUTCOME_CHANCE[r.outcome_after]
-    result = Analysis(game, variant, reviews)
-    for r in reviews:
-        side = result.players[r.player]
-        known = r.outcome_before is not None and r.outcome_after is not None
-        if r.verdict == "unsure" and not known:
-            continue
-        side.judged += 1  # a move whose outcome change is known, or an Othello estimate
-        side.kept += r.verdict not in ("blunder", "miss")
-        side.blunders += r.verdict == "blunder"
-        side.misses += r.verdict == "miss"
-        side.inaccuracies += r.verdict == "inaccuracy"
+    result = Analysis(game, variant, reviews, budget=seconds)
+    _accuracies(result)
     result.turning_point, result.turning_text = _turning_point(game, reviews)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _first(player: int, chance: float) -> float:
+    """The first player's chance from the mover's."""
+    return chance if player == 0 else 1.0 - chance
+
+
+def _accuracies(a: Analysis) -> None:
+    """Each judged move's accuracy and each player's, and the players' mistakes."""
+    chances: list[float | None] = [None] * (len(a.moves) + 1)  # the first player's
+    for r in reversed(a.moves):
+        if r.chance_before is not None:
+            chances[r.ply] = _first(r.player, r.chance_before)
+        if r.chance_after is not None and chances[r.ply + 1] is None:
+            chances[r.ply + 1] = _first(r.player, r.chance_after)
+    weight = weights(chances)
+    judged: list[list[tuple[float, float]]] = [[], []]
+    for r in a.moves:
+        side = a.players[r.player]
+        if r.chance_before is not None and r.chance_after is not None:
+            r.accuracy = move_accuracy(r.chance_before, r.chance_after)
+            judged[r.player].append((r.accuracy, weight[r.ply]))
+        side.blunders += r.verdict == "blunder"
+        side.misses += r.verdict == "miss"
+        side.inaccuracies += r.verdict == "inaccuracy"
+    for side, moves in zip(a.players, judged, strict=True):
+        side.judged, side.accuracy = len(moves), game_accuracy(moves)
 
 
 def terminal_value(state: GameState) -> int:
@@ -255,8 +275,8 @@ def _worse(before: str | None, after: str | None) -> bool:
 
 
 def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | None]:
-    """The last move that changed the outcome (proven); in Othello without one, the move a
-    search found the costliest, if it cost more than a good move may."""
+    """The last move that changed the outcome (proven); in Othello without one, the move whose
+    estimate lost the most win chance, if it was an inaccuracy or a blunder."""
     proven = [r for r in reviews if r.exact and _worse(r.outcome_before, r.outcome_after)]
     if proven:
         r = proven[-1]
@@ -265,13 +285,13 @@ def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | 
             first, last = gap
             return None, (
                 f"not found: the outcome changed again somewhere in moves {first}-{last}, "
-                "which the solver could not finish in time"
+                "which the analysis could not prove in its time"
             )
     else:
         guesses = [r for r in reviews if not r.exact and r.verdict in ("blunder", "inaccuracy")]
         if not guesses:
             return None, None
-        r = max(guesses, key=lambda g: (g.loss or 0.0, -g.ply))
+        r = max(guesses, key=lambda g: (_drop(g), g.loss or 0.0, -g.ply))
     what = analysis_kit(game).MOVE_WORD
     text = f"move {r.ply + 1} ({what} {r.move})"
     if r.exact:
@@ -282,82 +302,99 @@ def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | 
             else:
                 text += f"; {what} {r.best} kept it"
     else:
-        text += f" was the costliest: about {r.loss:g} discs below {r.best} by a search's estimate"
+        text += f" was the costliest: about {r.loss:g} discs below {what} {r.best}"
     return r.ply, text
+
+
+def _drop(r: Review) -> float:
+    """The expected score a move lost (0 where unknown)."""
+    if r.chance_before is None or r.chance_after is None:
+        return 0.0
+    return max(0.0, r.chance_before - r.chance_after)
 
 
 # ---------------------------------------------------------------------------- words
 
-WORDS = {
-    "best": "best",
-    "good": "good",
-    "inaccuracy": "inaccuracy",
-    "miss": "miss",
-    "blunder": "BLUNDER",
-    "unsure": "unsure",
+#: Why moves are unsure, in words ({budget}: the seconds the analysis had).
+UNSURE_WHY: dict[str | None, str] = {
+    "time": "their share of the analysis's {budget:g} s ran out before they were valued",
+    "variant": "no solver plays this board",
+    None: "their value is not proven",
 }
 
 
 def verdict_word(r: Review) -> str:
-    """The verdict as shown; an unsure move whose outcome is known to be kept says so."""
-    if r.verdict == "unsure" and r.outcome_before and r.outcome_before == r.outcome_after:
-        return f"kept ({r.outcome_before})"
-    word = WORDS[r.verdict]
-    return word if r.exact or r.verdict == "unsure" else f"{word}?"  # ?: a search's estimate
+    """The verdict as shown: one of `VERDICTS`, as it is."""
+    return r.verdict
 
 
-def _value(r: Review) -> str:
-    """A move's value as shown: what it lost (a game that counts it) or the outcomes."""
-    if r.loss is not None and r.verdict not in ("best", "unsure"):
-        return f"-{r.loss:g} discs" if r.exact else f"about -{r.loss:g} discs"
+def _discs(x: float) -> str:
+    return f"{x:+g} disc" if abs(x) == 1 else f"{x:+g} discs"
+
+
+def value_words(r: Review) -> str:
+    """A move's value as shown: Othello's disc value of the move played (exact, or "about" for
+    an estimate); else the outcome before and after, where known."""
+    if r.value_played is not None:
+        return f"{_discs(r.value_played)}, exact" if r.exact else f"about {_discs(r.value_played)}"
     if r.outcome_before is None and r.outcome_after is None:
         return ""
     return f"{r.outcome_before or '?'} -> {r.outcome_after or '?'}"
 
 
+def best_words(r: Review) -> str:
+    """The best move where it differs from the one played, with its value where known."""
+    if not r.best or r.best == r.move or r.verdict == "best":
+        return ""
+    if r.value_best is not None:
+        return f"{r.best} ({r.value_best:+g})"
+    if r.best_in is not None and r.outcome_before != "draw":
+        return f"{r.best} ({r.outcome_before} in {r.best_in})"
+    return r.best
+
+
 def table(a: Analysis, names: tuple[str, str]) -> list[str]:
     """One line per move: number, player, move, verdict, value, the best move if it differs."""
     width = max(6, *(len(n) for n in names))
-    out = [f"{'#':>3}  {'player':<{width}}  {'move':<5} {'verdict':<14} {'value':<16} best"]
+    out = [f"{'#':>3}  {'player':<{width}}  {'move':<5} {'verdict':<11} {'value':<18} best"]
     for r in a.moves:
-        best = r.best if r.best and r.best != r.move and r.verdict != "best" else ""
-        if best and r.best_in is not None and r.outcome_before != "draw":
-            best += f" ({r.outcome_before} in {r.best_in})"
         out.append(
-            f"{r.ply + 1:>3}  {names[r.player]:<{width}}  {r.move:<5} {verdict_word(r):<14} "
-            f"{_value(r):<16} {best}".rstrip()
+            f"{r.ply + 1:>3}  {names[r.player]:<{width}}  {r.move:<5} {verdict_word(r):<11} "
+            f"{value_words(r):<18} {best_words(r)}".rstrip()
         )
     return out
 
 
-def _percent(x: float | None) -> str:
-    return "no judged moves" if x is None else f"accuracy {100 * x:.0f}%"
+def _plural(count: int, word: str) -> str:
+    plural = {"miss": "misses", "inaccuracy": "inaccuracies"}.get(word, word + "s")
+    return f"{count} {word if count == 1 else plural}"
 
 
 def summary(a: Analysis, names: tuple[str, str]) -> list[str]:
     """Per player their accuracy and mistakes, the turning point, and what was not proven."""
     out = []
     for name, side in zip(names, a.players, strict=True):
-        moves = "move" if side.judged == 1 else "moves"
-        parts = [_percent(side.accuracy) + f" ({side.kept} of {side.judged} {moves} kept it)"]
-        for count, word in (
-            (side.blunders, "blunder"),
-            (side.misses, "miss"),
-            (side.inaccuracies, "inaccuracy"),
-        ):
-            plural = {"miss": "misses", "inaccuracy": "inaccuracies"}.get(word, word + "s")
-            parts.append(f"{count} {word if count == 1 else plural}")
+        if side.accuracy is None:
+            parts = ["no judged moves"]
+        else:
+            parts = [f"accuracy {100 * side.accuracy:.0f}% over {_plural(side.judged, 'move')}"]
+        parts += [
+            _plural(side.blunders, "blunder"),
+            _plural(side.misses, "miss"),
+            _plural(side.inaccuracies, "inaccuracy"),
+        ]
         out.append(f"{name}: " + ", ".join(parts))
     if a.turning_text:
         out.append(f"Turning point: {a.turning_text}.")
     else:
         out.append("Turning point: none found (no move proven to change the outcome).")
-    unsure = a.unsure
-    if unsure:
-        out.append(
-            f"{unsure} of {len(a.moves)} moves unsure: the solver could not finish them in the "
-            "time an analysis has."
-        )
-    if any(not r.exact and r.verdict != "unsure" for r in a.moves):
-        out.append("A ? marks a search's estimate; without it the value is proven to the end.")
+    unsure = [r for r in a.moves if r.verdict == "unsure"]
+    for why, words in UNSURE_WHY.items():
+        count = sum(r.why == why for r in unsure)
+        if count:
+            out.append(
+                f"{count} of {len(a.moves)} moves unsure: " + words.format(budget=a.budget) + "."
+            )
+    if any(r.value_played is not None and not r.exact for r in a.moves):
+        out.append("Values with 'about' are a search's estimates; the others are exact.")
     return out

@@ -52,9 +52,9 @@ async def test_a_hint_line_has_no_brackets_inside_brackets(lobby: Lobby) -> None
 
 
 def test_one_judged_move_is_one_move() -> None:
-    a = Analysis("connect4", None, [], players=[Side(judged=1, kept=1), Side(judged=2, kept=2)])
-    lines = summary(a, ("Ann", "Bob"))
-    assert "(1 of 1 move kept it)" in lines[0] and "(2 of 2 moves kept it)" in lines[1]
+    one, two = Side(judged=1, accuracy=1.0), Side(judged=2, accuracy=1.0)
+    lines = summary(Analysis("connect4", None, [], players=[one, two]), ("Ann", "Bob"))
+    assert "accuracy 100% over 1 move," in lines[0] and "over 2 moves," in lines[1]
 
 
 async def test_a_match_abandoned_before_a_move_is_not_called_rated(

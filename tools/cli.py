@@ -153,7 +153,7 @@ def _add_game_parsers(sub: Any) -> None:
         "--budget",
         type=float,
         default=None,
-        help="seconds (default: 4.5 Connect Four, 13.5 Othello)",
+        help="seconds (default: 4.5 Connect Four, 9 Othello)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_analyse)

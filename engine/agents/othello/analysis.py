@@ -30,7 +30,7 @@ GOOD_LOSS = 4.0
 BLUNDER_LOSS = 10.0
 #: The win chance of a disc value v for the side to move: 1 / (1 + exp(-WIN_SLOPE * v)).
 #: A first scale, replaced by the fit of `python -m tools.winfit`.
-WIN_SLOPE = 0.2
+WIN_SLOPE = 0.1466
 
 
 def win_chance(discs: float) -> float:
@@ -79,7 +79,7 @@ def review(states: list[GameState], moves: list[str], deadline: float) -> list[R
             k = todo.index(i)
             share = (deadline - time.perf_counter()) / (len(todo) - k)
             if share > 0.005:
-                values[i] = _estimate(search, boards[i], boards[i + 1], moves[i], share)
+                values[i] = _estimate(search, boards[i], boards[i + 1], moves[i], share, deadline)
     for i in range(n - 1, -1, -1):  # a forced move (a pass) keeps the value of what follows
         if values[i] is None and len(boards[i].legal_moves()) == 1:
             after = values[i + 1] if i + 1 < n else None
@@ -95,20 +95,22 @@ def _review(i: int, text: str, board: OthelloState, v: _Values | None) -> Review
     if forced:  # the only move is the best, whatever it is worth
         review.verdict, review.exact, review.best, review.loss = "best", True, text, 0.0
     if v is None:
+        review.why = None if forced else "time"  # the search's share was too short
         return review
-    review.value_best, review.value_played = round(v.best, 1), round(v.played, 1)
-    review.chance_before, review.chance_after = win_chance(v.best), win_chance(v.played)
-    lost = max(0.0, v.best - v.played)
-    review.loss = round(lost, 1)
+    best, played = round(v.best, 1), round(v.played, 1)  # as shown: a tenth of a disc
+    review.value_best, review.value_played = best, played
+    review.chance_before, review.chance_after = win_chance(best), win_chance(played)
+    lost = max(0.0, round(best - played, 1))
+    review.loss = lost
     if v.exact:
         review.outcome_before = OUTCOMES[sign(round(v.best))]
         review.outcome_after = OUTCOMES[sign(round(v.played))]
+    review.exact = v.exact  # a forced move's verdict is sure, its value may be an estimate
     if forced:
         return review
-    review.exact = v.exact
     if v.best_move is not None:
         review.best = board.move_to_str(v.best_move)
-    review.verdict = verdict_of(v.best if v.exact else None, v.played if v.exact else None, lost)
+    review.verdict = verdict_of(best if v.exact else None, played if v.exact else None, lost)
     return review
 
 
@@ -155,7 +157,12 @@ def discs(result: SearchResult) -> float:
 
 
 def _estimate(
-    search: OthelloSearch, board: OthelloState, after: OthelloState, text: str, share: float
+    search: OthelloSearch,
+    board: OthelloState,
+    after: OthelloState,
+    text: str,
+    share: float,
+    deadline: float,
 ) -> _Values | None:
     """The search's value of the position and of the move played, at one depth, in `share`
     seconds (None if the searches do not get deep enough)."""
@@ -165,15 +172,23 @@ def _estimate(
     if root.depth < 2:  # the move played needs a search of its own at least 1 deep
         return None
     if after.is_over():
-        played = float(final_score(_u(after.me), _u(after.opp)))
+        played = -float(final_score(_u(after.me), _u(after.opp)))
     else:
-        left = stop - time.perf_counter()
+        # One ply less deep than the root's last search (two if the reply is a forced pass,
+        # which the root's search counted as a ply). Its time is generous: a search with little
+        # time left stops before a depth it expects not to finish, and this one is cheaper than
+        # the root's last; the moves after it make up what it takes over the share.
+        depth, side, nxt = root.depth - 1, -1.0, after
+        if after.legal_moves() == [PASS]:
+            depth, side, nxt = max(1, root.depth - 2), 1.0, after.play(PASS)
+        now = time.perf_counter()
+        left = min(max(stop - now, 2 * share), deadline - now)
         if left <= 0.002:
             return None
-        child = minimax_search(search, after, Budget(time=left, depth=root.depth - 1), 0)
-        if child.depth < root.depth - 1:
+        child = minimax_search(search, nxt, Budget(time=left, depth=depth), 0)
+        if child.depth < depth:
             return None
-        played = -discs(child)
+        played = side * discs(child)
     if root.move == move:
         return _Values(played, played, False, root.move)
     best = max(discs(root), played)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # -- the analysis (engine.analysis) ---------------------------------------------------------
 
-ANALYSIS_BUDGET = 13.5
+ANALYSIS_BUDGET = 9.0
 MOVE_WORD = "square"
 
 
