@@ -51,8 +51,11 @@ def analysis_embed(report: AnalysisReport) -> discord.Embed:
     return embed
 
 
-def analysis_view(match_id: int) -> discord.ui.View:
-    """Under an analysis: each player may go back to their own mistakes."""
+def analysis_view(match_id: int, kind: str) -> discord.ui.View | None:
+    """Under an analysis: each player may go back to their own mistakes (none in a match
+    between two of the bot's players)."""
+    if kind == "eve":
+        return None
     view = discord.ui.View(timeout=None)
     view.add_item(RetryButton(match_id))
     return view
@@ -91,5 +94,5 @@ async def show_analysis(interaction: discord.Interaction, match_id: int | None) 
                 description=report.chart_text,
             ),
         ],
-        view=analysis_view(n),
+        view=analysis_view(n, (await lobby.snapshot(n)).match.kind),
     )

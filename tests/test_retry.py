@@ -314,3 +314,17 @@ async def test_discord_othello_retry_with_the_select(env: Any) -> None:
     assert "not yours" in refusal(calls)
     await h.click(h.messages[int(retry["id"])], f"rb:{n}:{ply}", user=ALICE)
     assert "The best move was square " in text_of(h.messages[int(retry["id"])])
+
+
+async def test_no_retry_under_the_analysis_of_a_bot_match(env: Any) -> None:
+    bot, h = env
+    bot.lobby.config.analysis_seconds = 0.5
+    alice = Person("user", ALICE.id, "alice")
+    snap = await bot.lobby.start_eve("connect4", "random", "random", delay=1.0, starter=alice)
+    snap = await bot.lobby.run_botmatch(snap.id)
+    await h.slash("analyse", {"match": snap.id}, user=ALICE)
+    analysis = h.last_message(ephemeral=False)
+    assert analysis["embeds"][0]["title"].startswith(f"Analysis of match #{snap.id}")
+    assert not analysis.get("components")  # nobody played it: nothing to retry
+    calls = await h.slash("retry", {"match": snap.id}, user=ALICE)
+    assert f"you did not play in match #{snap.id}" in refusal(calls)
