@@ -166,7 +166,7 @@ def refusal(calls: list[Call]) -> str:
 
 def forged(message: dict[str, Any], custom_id: str) -> dict[str, Any]:
     """The message with its first button's id replaced (what a forging client sends)."""
-    out = json.loads(json.dumps(message))
+    out: dict[str, Any] = json.loads(json.dumps(message))
     button = next(c for row in out["components"] for c in row["components"] if c["type"] == 2)
     button["custom_id"] = custom_id
     return out
