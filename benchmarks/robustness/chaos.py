@@ -65,7 +65,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import json
 import random
 import sys
 import tempfile
@@ -74,6 +73,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.measure import write_result
 from benchmarks.robustness.chaos_core import Board, ChildDied, parse_board
 from benchmarks.robustness.chaos_faults import Faults
 from benchmarks.robustness.chaos_verdict import Verdict
@@ -555,10 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--outage-seconds: 0 < LO <= HI")
     args.outage_seconds = (lo * args.time_factor, hi * args.time_factor)
     result = asyncio.run(amain(args))
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text)
+    write_result(result, args.json)
     return 0 if not any(result["violations"].values()) else 1
 
 

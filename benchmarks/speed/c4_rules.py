@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from benchmarks.measure import load
 from engine.games import c4kernels as kern
 
 ROWS, COLS, K = 6, 7, 4
@@ -43,6 +44,7 @@ def main() -> None:
             f"connect4 perft({depth}): {nodes} nodes in {elapsed:.3f} s "
             f"({nodes / elapsed / 1e6:.0f} M nodes/s)"
         )
+    print(load())
 
 
 if __name__ == "__main__":

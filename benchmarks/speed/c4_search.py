@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import time
 
+from benchmarks.measure import load, warm_up
 from engine.agents.base import Budget
 from engine.agents.connect4.evals import EVALS
 from engine.agents.connect4.minimax import C4Expectiminimax, C4Minimax
@@ -43,9 +44,7 @@ def compile_kernels() -> None:
 
 
 def main() -> None:
-    t0 = time.perf_counter()
-    compile_kernels()
-    print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
+    warm_up(compile_kernels)
     for name in EVALS:
         for moves, depth in POSITIONS:
             state = Connect4State.from_moves(moves)
@@ -64,6 +63,7 @@ def main() -> None:
                 dt = time.perf_counter() - t0
                 where = moves or "(empty)"
                 print(f"planner  search={search:<8} {where:<12} depth {depth}: {dt:.3f} s")
+    print(load())
 
 
 if __name__ == "__main__":

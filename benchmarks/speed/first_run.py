@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pexpect
 
+from benchmarks.measure import load
 from engine.kernelcache import CACHE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +175,7 @@ def main() -> int:
             if args.verbose:
                 for line in f.said:
                     print(f"    | {line}")
-    print(f"load averages: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load())
     return 0
 
 

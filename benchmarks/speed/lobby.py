@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.measure import load, percentile
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.pool import EnginePool
@@ -67,11 +68,6 @@ async def person(
     return moves
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--matches", type=int, default=50)
@@ -112,12 +108,13 @@ async def main() -> None:
     )
     print(
         f"round trip (move stored -> reply stored): p50 {1000 * statistics.median(trips):.1f} ms, "
-        f"p95 {1000 * pct(trips, 0.95):.1f} ms, max {1000 * max(trips):.1f} ms"
+        f"p95 {1000 * percentile(trips, 0.95):.1f} ms, max {1000 * max(trips):.1f} ms"
     )
     print(
         f"event loop stall: worst {1000 * max(stalls):.1f} ms, "
-        f"p99 {1000 * pct(stalls, 0.99):.1f} ms over {len(stalls)} ticks"
+        f"p99 {1000 * percentile(stalls, 0.99):.1f} ms over {len(stalls)} ticks"
     )
+    print(load())
 
 
 if __name__ == "__main__":

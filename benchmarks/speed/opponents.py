@@ -12,11 +12,11 @@ Run it on an otherwise idle machine: the figures are wall-clock times.
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 import time
 
+from benchmarks.measure import load, percentile
 from engine.agents import opponents, registry
 from engine.agents.base import Budget
 from engine.games import new_game
@@ -55,11 +55,6 @@ def budget_text(b: Budget) -> str:
     return ", ".join(parts) or "-"
 
 
-def p95(times: list[float]) -> float:
-    ordered = sorted(times)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--positions", type=int, default=40, help="positions per game")
@@ -80,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 agent.choose(state, o.budget, random.Random(f"{args.seed}:{i}"))
                 times.append(time.perf_counter() - t0)
-            mean, q95, top = sum(times) / len(times), p95(times), max(times)
+            mean, q95, top = sum(times) / len(times), percentile(times, 0.95), max(times)
             flag = ""
             if q95 > P95_MAX or top > MAX_MAX:
                 failed.append(f"{game} {o.name}")
@@ -91,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     print(f"\nmilliseconds per move over {args.positions} positions per game (seed {args.seed})")
+    print(load())
     if failed:
         print(f"too slow (p95 > {P95_MAX} s or max > {MAX_MAX} s): {', '.join(failed)}")
         return 1

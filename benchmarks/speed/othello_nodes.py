@@ -33,7 +33,6 @@ own count (positions with 3 or more empties, see `endgame.py`).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import time
@@ -41,6 +40,8 @@ import time
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks import measure
+from benchmarks.measure import load
 from engine.agents.othello import patterns
 from engine.agents.othello.evals import evaluate
 from engine.agents.othello.patterns import pattern_value
@@ -225,10 +226,8 @@ def main() -> None:
     parser.add_argument("--skip-endgame", action="store_true")
     args = parser.parse_args()
     weights = patterns.load()
-    t0 = time.perf_counter()
-    warm_up(weights)
-    print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, cpus {os.cpu_count()}")
+    measure.warm_up(lambda: warm_up(weights))
+    print(load())
     states = positions(args.positions, args.plies, args.seed)
     for where, boards in (
         ("tree", tree_positions(states, 3)),
@@ -240,7 +239,7 @@ def main() -> None:
         search_rate(name, w, states, args.depth, args.repeat)
     if not args.skip_endgame:
         endgame_rate(args.endgame_positions, args.seed, args.repeat)
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load())
 
 
 if __name__ == "__main__":

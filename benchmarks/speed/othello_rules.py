@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from benchmarks.measure import load, warm_up
 from engine.games import othkernels as k
 from engine.games.othello import OthelloState
 
@@ -22,10 +23,7 @@ def main() -> None:
     start = OthelloState.new()
     me, opp = np.uint64(start.me), np.uint64(start.opp)
 
-    t0 = time.perf_counter()
-    k.perft(me, opp, 1)
-    k.playouts(me, opp, 1, 0)
-    print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
+    warm_up(lambda: (k.perft(me, opp, 1), k.playouts(me, opp, 1, 0)))
 
     t0 = time.perf_counter()
     nodes = k.perft(me, opp, PERFT_DEPTH)
@@ -40,6 +38,7 @@ def main() -> None:
     k.playouts(me, opp, PLAYOUTS, 12345)
     dt = time.perf_counter() - t0
     print(f"othello random playouts: {PLAYOUTS} in {dt:.3f} s ({PLAYOUTS / dt:,.0f} playouts/s)")
+    print(load())
 
 
 if __name__ == "__main__":

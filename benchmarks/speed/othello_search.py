@@ -20,6 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.measure import load, warm_up
 from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import OthelloState
 
@@ -29,7 +30,7 @@ MIDGAME_DEPTH = 9
 
 def midgame_positions(count: int = 4, plies: int = 20) -> list[OthelloState]:
     rng = random.Random(2024)
-    out = []
+    out: list[OthelloState] = []
     while len(out) < count:
         state = OthelloState.new()
         for _ in range(plies):
@@ -123,13 +124,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="solves of each FFO position")
     parser.add_argument("--skip-midgame", action="store_true")
     args = parser.parse_args()
-    t0 = time.perf_counter()
-    compile_kernels()
-    print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
+    warm_up(compile_kernels)
     search = OthelloSearch(tt_bits=20, eg_bits=22)
     if not args.skip_midgame:
         bench_midgame(search)
     bench_ffo(search, {int(x) for x in args.ffo.split(",")}, args.cap, args.repeat)
+    print(load())
 
 
 if __name__ == "__main__":

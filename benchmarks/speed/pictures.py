@@ -12,6 +12,7 @@ import random
 import statistics
 import time
 
+from benchmarks.measure import load
 from engine.games import new_game
 from tools.pictures import Replay, final_png, replay_gif
 
@@ -41,6 +42,7 @@ def main() -> None:
             f"drawn in {1000 * statistics.mean(times):.0f} ms mean, {1000 * max(times):.0f} ms "
             f"max; PNG {statistics.mean(pngs) / 1024:.1f} KB"
         )
+    print(load())
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.speed.lobby import pct, person, watchdog
+from benchmarks.measure import load, percentile
+from benchmarks.speed.lobby import person, watchdog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,10 +105,10 @@ def summary(label: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
         "moves": sum(p["moves"] for p in parts),
         "seconds": round(seconds, 1),
         "trip_p50_ms": round(1000 * statistics.median(trips), 1),
-        "trip_p95_ms": round(1000 * pct(trips, 0.95), 1),
+        "trip_p95_ms": round(1000 * percentile(trips, 0.95), 1),
         "trip_max_ms": round(1000 * max(trips), 1),
         "stall_worst_ms": round(1000 * max(stalls), 1),
-        "stall_p99_ms": round(1000 * pct(stalls, 0.99), 1),
+        "stall_p99_ms": round(1000 * percentile(stalls, 0.99), 1),
         "transactions_per_s": round(sum(p["transactions"] for p in parts) / seconds, 1),
         "moves_per_s": round(sum(p["moves"] for p in parts) / seconds, 1),
     }
@@ -161,7 +162,7 @@ def main() -> None:
         print(json.dumps(asyncio.run(run_process(args))))
         return
     cores = os.cpu_count() or 2
-    print(f"{cores} cores, load {os.getloadavg()[0]:.1f}", flush=True)
+    print(load(), flush=True)
     results = []
     if args.backend in ("both", "sqlite"):
         with tempfile.TemporaryDirectory() as tmp:

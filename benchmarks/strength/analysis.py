@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from benchmarks.measure import load, percentile, sign
 from engine.agents import registry
 from engine.agents.base import Budget
 from engine.agents.connect4.analysis import verdict_of
@@ -37,7 +38,7 @@ def play(game: str, seed: int) -> list[str]:
     levels = list(registry.LEVELS[game])
     names = [rng.choice(levels), rng.choice(levels)]
     agents = [registry.build(registry.LEVELS[game][n].spec, game) for n in names]
-    state, moves = new_game(game), []
+    state, moves = new_game(game), list[str]()
     while not state.is_over():
         if len(moves) < 2:
             move = rng.choice(state.legal_moves())
@@ -52,7 +53,7 @@ def play(game: str, seed: int) -> list[str]:
 
 def summary(name: str, times: list[float], unsure: int, total: int) -> None:
     times = sorted(times)
-    p95 = times[max(0, round(0.95 * len(times)) - 1)]
+    p95 = percentile(times, 0.95)
     print(
         f"{name}: {len(times)} games, {total} moves; analysis time "
         f"mean {statistics.mean(times):.2f} s, p95 {p95:.2f} s, max {times[-1]:.2f} s; "
@@ -83,7 +84,6 @@ def oracle_check(python: str, games: list[tuple[list[str], Analysis]]) -> None:
                 continue
             here = scores["".join(moves[: r.ply])]
             best, got = max(here.values()), here[int(r.move)]
-            sign = lambda x: (x > 0) - (x < 0)  # noqa: E731
             verdict = verdict_of(sign(best), sign(got), best, got, len(here))
             same = (
                 verdict == r.verdict
@@ -129,6 +129,7 @@ def main() -> None:
         print(f"  proven by a solver: {exact} of {total} moves ({100 * exact / total:.1f}%)")
         if game == "connect4" and args.oracle:
             oracle_check(args.oracle, done)
+    print(load())
 
 
 if __name__ == "__main__":

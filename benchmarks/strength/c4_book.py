@@ -12,12 +12,9 @@ from __future__ import annotations
 import sys
 import time
 
+from benchmarks.measure import sign
 from engine.agents.connect4 import book as c4book
 from tools import c4book as book_builder
-
-
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
 
 
 def main() -> None:

@@ -20,13 +20,10 @@ import statistics
 import sys
 import time
 
+from benchmarks.measure import load, percentile, sign
 from engine.agents import registry
 from engine.agents.connect4 import solver as c4solver
 from engine.games.connect4 import Connect4State
-
-
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
 
 
 def positions(n: int, seed: int) -> list[Connect4State]:
@@ -135,10 +132,11 @@ def main() -> None:
         ok_b, n_b = buckets[key]
         print(f"  plies {key}: {ok_b}/{n_b} = {ok_b / n_b:.1%}")
     p50 = statistics.median(times)
-    p95 = times[min(n - 1, int(0.95 * n))]
+    p95 = percentile(times, 0.95)
     print(f"move time: p50 {p50:.3f} s, p95 {p95:.3f} s, max {times[-1]:.3f} s")
     for line in misses[:20]:
         print("  miss:", line)
+    print(load())
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import statistics
 import time
 from types import SimpleNamespace
 
+from benchmarks.measure import load, percentile
 from engine.agents import registry
 from engine.agents.othello.search import OthelloSearch
 from engine.games.othello import PASS, OthelloState
@@ -39,11 +40,6 @@ def positions(n: int, seed: int, lo: int = 4, hi: int = 20) -> list[OthelloState
             continue
         out.append(state)
     return out
-
-
-def percentile(xs: list[float], q: float) -> float:
-    ys = sorted(xs)
-    return ys[min(len(ys) - 1, int(q * len(ys)))]
 
 
 def main() -> None:
@@ -117,6 +113,7 @@ def main() -> None:
     worst.sort(reverse=True)
     for dt, notation in worst[:3]:
         print(f"  slowest: {dt:.3f} s {notation}")
+    print(load())
 
 
 if __name__ == "__main__":
