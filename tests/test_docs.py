@@ -142,7 +142,8 @@ def _module_exists(dotted: str) -> bool:
 
 
 def test_every_module_and_folder_the_docs_name_exists() -> None:
-    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    docs = [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+    docs += sorted((ROOT / "docs").glob("*.md"))
     missing = sorted(
         f"{doc.relative_to(ROOT)}: {name}"
         for doc in docs
@@ -195,3 +196,25 @@ def test_a_climb_is_a_call_into_a_module_above_the_caller() -> None:
     done = housemap.walk(graph)
     climbs = [(done.steps[i].caller, done.steps[i].callee) for i in done.package_climbs]
     assert ("lobby/announce.py:Announcer.match", "cogs/editor.py:BoardEditor.submit") in climbs
+
+
+def _unlisted_benchmarks(readme: str) -> list[str]:
+    """The runnable benchmarks (a module that runs as a program, or a script) that
+    benchmarks/README.md names neither by module (`python -m ...`) nor by file name."""
+    found = []
+    for path in sorted((ROOT / "benchmarks").rglob("*")):
+        runs = path.suffix == ".sh" or (
+            path.suffix == ".py" and 'if __name__ == "__main__":' in path.read_text("utf-8")
+        )
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if runs and f"python -m {module}" not in readme and path.name not in readme:
+            found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_benchmarks_readme_lists_every_benchmark() -> None:
+    readme = (ROOT / "benchmarks" / "README.md").read_text("utf-8")
+    assert _unlisted_benchmarks(readme) == []
+    assert _unlisted_benchmarks(readme.replace("benchmarks.speed.c4_rules", "")) == [
+        "benchmarks/speed/c4_rules.py"
+    ]
