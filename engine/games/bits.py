@@ -61,6 +61,21 @@ def inline_kernel(fn: _F) -> _F:
     return cast(_F, njit(inline="always", **KERNEL_OPTIONS)(fn))
 
 
+NO_REFCOUNTS: dict[str, Any] = {"_nrt": False}
+"""The option of a search kernel: numba counts no references to the arrays it is handed.
+
+numba adds one to an array's reference count when a kernel receives it and takes one away when
+the kernel returns: two atomic operations (a call and a locked instruction each) per array
+argument and call, which a recursive search handed its tables pays at every node. Without the
+runtime such a kernel must make no array (no np.empty, no copy): its caller owns every array it
+reads and writes."""
+
+
+def search_kernel(fn: _F) -> _F:
+    """A kernel (`KERNEL_OPTIONS`) without reference counts (`NO_REFCOUNTS`)."""
+    return cast(_F, njit(**NO_REFCOUNTS, **KERNEL_OPTIONS)(fn))
+
+
 class _OneSignature(CPUDispatcher):
     """A dispatcher that compiles (or loads) exactly one signature, on its first use: called
     from Python, or met while another kernel is compiled."""
@@ -81,19 +96,22 @@ class _OneSignature(CPUDispatcher):
         return self  # numba calls it again: the one compiled version now (or a TypeError)
 
 
-def typed_kernel(signature: Any) -> Callable[[_F], _F]:
+def typed_kernel(signature: Any, refcounts: bool = True) -> Callable[[_F], _F]:
     """A kernel compiled for exactly one signature, on its first use (never at import: a
     process compiles only the kernels it runs).
 
     Recursive kernels that other kernels call need this: numba's cache mislinks a recursive
     function compiled again as another kernel's dependency (numba issues #6061, #6713), so
     there must be exactly one compiled version, which every caller links against.
+    `refcounts=False`: a search kernel (`NO_REFCOUNTS`).
     """
 
     def wrap(fn: _F) -> _F:
         if _JIT_OFF:
             return fn
         options = {k: v for k, v in KERNEL_OPTIONS.items() if k != "cache"}
+        if not refcounts:
+            options.update(NO_REFCOUNTS)
         disp = _OneSignature(py_func=fn, locals={}, targetoptions={"nopython": True, **options})
         disp.signature = signature
         if KERNEL_OPTIONS["cache"]:

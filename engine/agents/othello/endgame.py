@@ -45,7 +45,7 @@ from engine.agents.othello.endlast import (
     stable_discs,
 )
 from engine.agents.othello.evals import evaluate
-from engine.games.bits import ONE, ZERO, kernel, lsb_index, msb_index, popcnt
+from engine.games.bits import ONE, ZERO, kernel, lsb_index, msb_index, popcnt, search_kernel
 from engine.games.bits import typed_kernel as _typed
 from engine.games.othkernels import flips, legal_mask
 
@@ -107,7 +107,7 @@ def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
     return np.int64(h & np.uint64(size - 2))  # type: ignore[return-value]
 
 
-@kernel
+@search_kernel
 def _find(me: np.uint64, opp: np.uint64, s: int, keys: U64Array, vals: I8Array) -> int:
     if vals[s, 3] >= 0 and keys[s, 0] == me and keys[s, 1] == opp:
         return s
@@ -116,7 +116,7 @@ def _find(me: np.uint64, opp: np.uint64, s: int, keys: U64Array, vals: I8Array) 
     return -1
 
 
-@kernel
+@search_kernel
 def _store(
     me: np.uint64,
     opp: np.uint64,
@@ -162,7 +162,8 @@ def _store(
 @_typed(
     types.int64(
         types.uint64, types.uint64, types.int64, types.int64, types.int64[::1], types.uint8[::1]
-    )
+    ),
+    refcounts=False,
 )
 def _shallow(
     me: np.uint64,
@@ -214,7 +215,7 @@ def _shallow(
     return best
 
 
-@kernel
+@search_kernel
 def _below(
     me: np.uint64,
     opp: np.uint64,
@@ -320,7 +321,8 @@ def _neigh_of(x: np.uint64) -> np.uint64:
         types.int64,
         _TABLES,
         types.int64[::1],
-    )
+    ),
+    refcounts=False,
 )
 def _pvs(
     me: np.uint64,
@@ -457,7 +459,7 @@ def _pvs(
     return best
 
 
-@kernel
+@search_kernel
 def _aspiration(
     me: np.uint64,
     opp: np.uint64,
@@ -522,7 +524,7 @@ def _aspiration(
             best_move = int(stats[_BEST])
 
 
-@kernel
+@search_kernel
 def solve_root(
     me: np.uint64,
     opp: np.uint64,
@@ -573,7 +575,7 @@ def solve_root(
     return best
 
 
-@kernel
+@search_kernel
 def hint_move(me: np.uint64, opp: np.uint64, move: int, keys: U64Array, vals: I8Array) -> None:
     """Make `move` the first one searched at this position (unless the table has a move)."""
     s = _slot(me, opp, keys.shape[0])

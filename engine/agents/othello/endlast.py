@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from engine.games.bits import ONE, ZERO, kernel, lsb_index, popcnt
+from engine.games.bits import ONE, ZERO, kernel, lsb_index, popcnt, search_kernel
 from engine.games.othkernels import flips
 
 U64Array = npt.NDArray[np.uint64]
@@ -333,7 +333,7 @@ def _try4(
     return _NONE
 
 
-@kernel
+@search_kernel
 def _solve4(
     me: np.uint64,
     opp: np.uint64,
@@ -403,7 +403,7 @@ def _next(a: np.uint64, b: np.uint64) -> tuple[int, np.uint64, np.uint64]:
     return lsb_index(b), a, b & (b - ONE)
 
 
-@kernel
+@search_kernel
 def _solve4_entry(me: np.uint64, opp: np.uint64, alpha: int, beta: int, stats: I64Array) -> int:
     """`_solve4` with the four empty squares put in parity order."""
     empty = ~(me | opp)
@@ -445,7 +445,7 @@ def _full_lines(occ: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uin
     return h, v, d9, d7
 
 
-@kernel
+@search_kernel
 def _edge_stable(me: np.uint64, opp: np.uint64, table: npt.NDArray[np.uint8]) -> np.uint64:
     s = ZERO
     low = np.uint64(0xFF)
@@ -462,7 +462,7 @@ def _edge_stable(me: np.uint64, opp: np.uint64, table: npt.NDArray[np.uint8]) ->
     return np.uint64(s)
 
 
-@kernel
+@search_kernel
 def stable_discs(me: np.uint64, opp: np.uint64, table: npt.NDArray[np.uint8]) -> np.uint64:
     """Discs of `me` that can never be flipped (edges exactly, inner discs conservatively:
     full lines and stable neighbours in all four directions)."""

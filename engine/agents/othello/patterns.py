@@ -11,11 +11,14 @@ rows 2-4, and the diagonals of 4-8 squares; each in all its positions on the boa
 positions of one pattern sharing one table (so a position and its mirror images evaluate
 alike).
 
-The search's evaluation, `pattern_value`, reads each instance's table index from byte lookups
-(a row, file or diagonal of each board read as one byte; see "the fast evaluation" below): 3-5
-times faster than reading the squares one by one (`python -m benchmarks.speed.othello_nodes`),
-which `features` still does for the fit. tests/test_patterns.py checks the values against the
-square-by-square reading (tests/reference/othello_patterns_reference.py).
+`pattern_value` reads each instance's table index from byte lookups (a row, file or diagonal
+of each board read as one byte; see "the fast evaluation" below): 3-5 times faster than reading
+the squares one by one, which `features` still does for the fit. tests/test_patterns.py checks
+the values against the square-by-square reading (tests/reference/othello_patterns_reference.py).
+The search does not read the patterns at its leaves: it keeps the indices of the position it
+stands on and updates them with each move's flips (`play_indices`, "the incremental evaluation"
+below), so a leaf only adds up its weights (`indexed_value`, the same value:
+tests/test_patterns_incremental.py). Speeds: `python -m benchmarks.speed.othello_nodes`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.agents.othello.evals import EVAL_BOUND
-from engine.games.bits import inline_kernel, kernel, popcnt, popcount
+from engine.games.bits import inline_kernel, kernel, lsb_index, popcnt, popcount
 from engine.games.othkernels import legal_mask
 
 DATA = Path(__file__).parent.parent / "data" / "othello_patterns.npz"
@@ -312,6 +315,148 @@ def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> 
     return min(max(score, -EVAL_BOUND), EVAL_BOUND)  # far below a proven result
 
 
+# -- the incremental evaluation -----------------------------------------------------------------
+# The search keeps the table index of every instance, without its table's offset, for the
+# position it stands on (`Indices`: rows of uint16, one a ply) and updates them with each move's
+# placed disc and flips, so that a leaf only adds up its weights. The indices are read from one
+# side for the whole search: digit 1 is the side to move at the even plies, 2 the other side; a
+# leaf at an odd ply reads the weights with the two digits swapped (the second half of
+# `search_weights`), so it gets the value for its own side to move.
+#
+# The shipped weights are multiples of 2**-42 whose sum over any set of instances stays below
+# 2**9 in every phase: every partial sum is exact in float64 whatever the order, so a leaf adds
+# them up in four independent chains (a quarter of the latency of one) to the very value the
+# one-by-one sum gives. Weights without that property (`exact_in_any_order`) are added one by
+# one, in instance order.
+
+N_INST = len(INSTANCES)
+Indices = npt.NDArray[np.uint16]
+
+
+def _square_terms() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Per square: how many instances hold it, which, and its place value (3**place) in each."""
+    count = np.zeros(64, dtype=np.int32)
+    inst = np.zeros((64, 8), dtype=np.int32)
+    power = np.zeros((64, 8), dtype=np.int32)
+    for i, (_name, squares) in enumerate(INSTANCES):
+        for k, sq in enumerate(squares):
+            inst[sq, count[sq]] = i
+            power[sq, count[sq]] = 3 ** (len(squares) - 1 - k)
+            count[sq] += 1
+    return count, inst, power
+
+
+SQ_COUNT, SQ_INST, SQ_POWER = _square_terms()
+EXACT = WEIGHTS
+"""The column of `search_weights` that says whether its weights add up exactly in any order."""
+
+
+def exact_in_any_order(w: npt.NDArray[np.float32]) -> bool:
+    """Whether every partial sum of one weight an instance (any instances, any order, any
+    phase) is exact in float64: all weights multiples of 2**-k, and the largest possible sum
+    below 2**(53 - k)."""
+    tables = w[:, :TABLE].astype(np.float64)
+    nonzero = tables[tables != 0]
+    if nonzero.size == 0:
+        return True
+    _, exponent = np.frexp(nonzero)  # |v| = m * 2**exponent, 0.5 <= m < 1, 24 bits of m
+    mantissa = np.ldexp(nonzero, 24 - exponent).astype(np.int64)  # an integer, exactly
+    trailing = np.log2(mantissa & -mantissa).astype(np.int64)
+    frac_bits = int((24 - exponent - trailing).max())
+    # the largest sum of one weight an instance, in any phase
+    largest = sum(
+        np.abs(tables[:, INST_OFF[i] : INST_OFF[i] + 3 ** int(INST_LEN[i])]).max(axis=1)
+        for i in range(N_INST)
+    ).max()
+    return bool(largest * 2.0**frac_bits < 2.0**53)
+
+
+def search_weights(w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The weights as the incremental evaluation reads them (read-only): the PHASES rows of `w`,
+    then the same rows with the digits 1 and 2 of every table index swapped; one more column,
+    `EXACT`, 1 where the weights add up exactly in any order (`exact_in_any_order`), else 0."""
+    swapped = w.copy()
+    for c, name in enumerate(NAMES):
+        size = len(BASE[name])
+        raw = np.arange(3**size, dtype=np.int64)
+        digits = (raw[:, None] // 3 ** np.arange(size)) % 3
+        other = (np.where(digits == 0, 0, 3 - digits) * 3 ** np.arange(size)).sum(axis=1)
+        off = OFFSETS[c]
+        swapped[:, off + raw] = w[:, off + other]
+    flag = np.full((2 * PHASES, 1), float(exact_in_any_order(w)), dtype=np.float32)
+    out = np.concatenate([np.concatenate([w, swapped]), flag], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+@kernel
+def set_indices(me: np.uint64, opp: np.uint64, ply: int, idx: Indices) -> None:
+    """Row `ply` of `idx`: every instance's table index for the position, `me` to move at `ply`
+    (digit 1 for the side to move at even plies)."""
+    one, two = (me, opp) if ply % 2 == 0 else (opp, me)
+    for i in range(N_INST):
+        v = 0
+        for k in range(INST_LEN[i]):
+            bit = np.uint64(1) << np.uint64(INST_SQ[i, k])
+            v = v * 3 + (1 if one & bit else 2 if two & bit else 0)
+        idx[ply, i] = v
+
+
+@inline_kernel
+def play_indices(idx: Indices, ply: int, sq: int, f: np.uint64) -> None:
+    """Row ply + 1 of `idx` from row `ply`: the side to move at `ply` puts a disc on `sq` and
+    flips `f` (its digit is 1 at even plies, 2 at odd ones)."""
+    for i in range(N_INST):
+        idx[ply + 1, i] = idx[ply, i]
+    odd = ply & 1
+    mover = 1 + odd  # the placed disc's digit
+    turn = 2 * odd - 1  # a flipped disc's digit changes by this much
+    for j in range(SQ_COUNT[sq]):
+        idx[ply + 1, SQ_INST[sq, j]] += mover * SQ_POWER[sq, j]
+    while f:
+        s = lsb_index(f)
+        f &= f - np.uint64(1)
+        for j in range(SQ_COUNT[s]):
+            idx[ply + 1, SQ_INST[s, j]] += turn * SQ_POWER[s, j]
+
+
+@inline_kernel
+def pass_indices(idx: Indices, ply: int) -> None:
+    """Row ply + 1 of `idx` after a pass at `ply`: the same discs, the same indices."""
+    for i in range(N_INST):
+        idx[ply + 1, i] = idx[ply, i]
+
+
+@inline_kernel
+def indexed_value(
+    me: np.uint64, opp: np.uint64, idx: Indices, ply: int, w: npt.NDArray[np.float32]
+) -> int:
+    """`pattern_value` of the position at row `ply` of `idx`, `w` from `search_weights`."""
+    p = phase_of(me, opp)
+    row = p + PHASES * (ply & 1)
+    if w[row, EXACT] != 0:
+        a = 0.0
+        b = 0.0
+        c = 0.0
+        d = 0.0
+        for i in range(0, N_INST - 2, 4):
+            a += w[row, INST_OFF[i] + idx[ply, i]]
+            b += w[row, INST_OFF[i + 1] + idx[ply, i + 1]]
+            c += w[row, INST_OFF[i + 2] + idx[ply, i + 2]]
+            d += w[row, INST_OFF[i + 3] + idx[ply, i + 3]]
+        a += w[row, INST_OFF[N_INST - 2] + idx[ply, N_INST - 2]]
+        b += w[row, INST_OFF[N_INST - 1] + idx[ply, N_INST - 1]]
+        total = (a + b) + (c + d)
+    else:
+        total = 0.0
+        for i in range(N_INST):
+            total += w[row, INST_OFF[i] + idx[ply, i]]
+    mob = mobility(me, opp) - mobility(opp, me)
+    total += w[p, TABLE] * mob + w[p, TABLE + 1]
+    score: int = round(100.0 * total)
+    return min(max(score, -EVAL_BOUND), EVAL_BOUND)
+
+
 @lru_cache(maxsize=2)
 def load(path: Path = DATA) -> npt.NDArray[np.float32]:
     """The shipped weights, shape (PHASES, WEIGHTS); ValueError if the file does not fit."""
@@ -324,6 +469,12 @@ def load(path: Path = DATA) -> npt.NDArray[np.float32]:
         raise ValueError(f"pattern weights {path}: shape {w.shape}, want {(PHASES, WEIGHTS)}")
     w.setflags(write=False)
     return w
+
+
+@lru_cache(maxsize=2)
+def load_search(path: Path = DATA) -> npt.NDArray[np.float32]:
+    """`search_weights` of the shipped weights (`load`)."""
+    return search_weights(load(path))
 
 
 def evaluate(me: int, opp: int, w: npt.NDArray[np.float32] | None = None) -> int:

@@ -18,9 +18,15 @@ from engine.agents.othello import endgame as eg
 from engine.agents.othello import patterns
 from engine.agents.othello.endlast import edge_table
 from engine.agents.othello.evals import WIN, evaluate, terminal_score
-from engine.agents.othello.patterns import pattern_value
+from engine.agents.othello.patterns import (
+    N_INST,
+    indexed_value,
+    pass_indices,
+    play_indices,
+    set_indices,
+)
 from engine.games.base import Move
-from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
+from engine.games.bits import ONE, ZERO, inline_kernel, popcount, search_kernel
 from engine.games.othello import PASS
 from engine.games.othkernels import bit_index, flips, legal_mask
 
@@ -75,13 +81,14 @@ class Tables(NamedTuple):
     hist: I64Array  # history scores per square
     mv: I64Array  # per ply: the moves and their order scores
     fl: U64Array  # per ply: each move's flips
-    pw: F32Array  # the pattern evaluation's weights, or one row for the standard evaluation
+    pw: F32Array  # the pattern evaluation's weights (`patterns.search_weights`), or STANDARD
+    pidx: patterns.Indices  # per ply: the position's pattern indices (`patterns.play_indices`)
 
 
 # -- kernels ----------------------------------------------------------------------------------
 
 
-@kernel
+@search_kernel
 def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
     h = ZERO
     for i in range(8):
@@ -91,7 +98,7 @@ def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
     return h
 
 
-@kernel
+@search_kernel
 def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32Array) -> int:
     """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
     for s in range(slot, slot + 2):
@@ -100,7 +107,7 @@ def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32
     return -1
 
 
-@kernel
+@search_kernel
 def _tt_store(
     me: np.uint64,
     opp: np.uint64,
@@ -123,7 +130,7 @@ def _tt_store(
     tt_v[s, 3] = move
 
 
-@kernel
+@search_kernel
 def _gen_moves(
     me: np.uint64,
     opp: np.uint64,
@@ -172,7 +179,7 @@ def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
         fl[ply, best] = tf
 
 
-@kernel
+@search_kernel
 def _negamax(
     me: np.uint64,
     opp: np.uint64,
@@ -191,8 +198,10 @@ def _negamax(
     # The tables are read through `tables.` at each use, not bound to names: a name that lives
     # across branches costs numba a reference count update per node.
     if depth <= 0:
-        pw = tables.pw
-        v = evaluate(me, opp) if pw.shape[0] == 1 else pattern_value(me, opp, pw)
+        if tables.pw.shape[0] == 1:
+            v = evaluate(me, opp)
+        else:
+            v = indexed_value(me, opp, tables.pidx, ply, tables.pw)
         if v > -WIN and v < WIN:
             stats[LEAVES] += 1
         return v
@@ -202,6 +211,8 @@ def _negamax(
             return terminal_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
+        if tables.pw.shape[0] > 1:
+            pass_indices(tables.pidx, ply)
         return -_negamax(opp, me, depth - 1, -beta, -alpha, ply + 1, tables, stats)
     slot = int(np.int64(_hash(me, opp, tables.zob) & np.uint64(tables.tt_v.shape[0] - 2)))
     tt_move = -1
@@ -228,6 +239,8 @@ def _negamax(
         bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
+        if tables.pw.shape[0] > 1:
+            play_indices(tables.pidx, ply, sq, f)
         if i == 0:
             v = -_negamax(
                 c_me,
@@ -315,7 +328,7 @@ class OthelloSearch:
         self.tt_bits = tt_bits
         self.eg_bits = eg_bits
         self.eval = eval
-        self.weights: F32Array = patterns.load() if eval == "patterns" else STANDARD
+        self.weights: F32Array = patterns.load_search() if eval == "patterns" else STANDARD
         self._tables: Tables | None = None
         self._eg_tables: eg.Tables | None = None
         self._eg_dirty = False
@@ -353,6 +366,7 @@ class OthelloSearch:
                 np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
                 np.zeros((MAX_PLY, MAX_MOVES), dtype=np.uint64),
                 self.weights,
+                np.zeros((MAX_PLY + 1, N_INST), dtype=np.uint16),
             )
         self.clear_tt()
         self._tables.hist[:] = 0
@@ -435,6 +449,8 @@ class OthelloSearch:
         m, o = np.uint64(me), np.uint64(opp)
         stats = self.stats
         ply = 0 if root else 1
+        if self.weights.shape[0] > 1:
+            set_indices(m, o, ply, tables.pidx)
         score = self._chunked(lambda: _negamax(m, o, depth, alpha, beta, ply, tables, stats))
         return int(score), int(stats[_BEST])
 
