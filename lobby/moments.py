@@ -46,10 +46,12 @@ def swing(r: Review) -> float:
 
 
 def key_moments(a: Analysis, limit: int = MOMENTS) -> list[Review]:
-    """The moves that cost their player the most win chance (at least SWING), biggest first
-    (earlier first when two cost the same)."""
+    """The moves that cost their player the most win chance (at least SWING), in the order
+    they were played. Of moves that cost the same the later ones count: an outcome thrown
+    away and won back was not what decided the game."""
     found = [r for r in a.moves if swing(r) >= SWING]
-    return sorted(found, key=lambda r: (-swing(r), r.ply))[:limit]
+    worst = sorted(found, key=lambda r: (-swing(r), -r.ply))[:limit]
+    return sorted(worst, key=lambda r: r.ply)
 
 
 def _pct(x: float | None) -> str:

@@ -45,9 +45,17 @@ def test_the_first_players_chance_after_each_move_and_the_key_moments() -> None:
     a = Analysis("connect4", None, GAME_MOVES)
     assert win_chances(a) == pytest.approx([0.6, 0.7, 0.2, 0.5, 0.5, 0.9])
     assert win_chances(Analysis("connect4", None, [])) == []
-    swings = [move(0, 1.0, 0.6), move(1, 1.0, 0.0, best="4"), move(2, 0.5, 0.45), move(3, 0.9, 0.6)]
+    swings = [
+        move(0, 1.0, 0.6),
+        move(1, 1.0, 0.0, best="4"),
+        move(2, 0.5, 0.45),  # 5%: not a key moment
+        move(3, 0.9, 0.6),
+        move(4, 1.0, 0.0),
+        move(5, 1.0, 0.6),  # as costly as the first move, and later
+    ]
     a = Analysis("connect4", None, swings)
-    assert [r.ply for r in key_moments(a)] == [1, 0, 3]  # the biggest first; 0.05 is none
+    assert [r.ply for r in key_moments(a)] == [1, 4, 5]  # in the order played
+    assert [r.ply for r in key_moments(a, limit=4)] == [0, 1, 4, 5]
     assert moment_lines(a, ("ann", "ben"))[0] == (
         "Move 2: ben played column 3, win chance 100% -> 0%; column 4 was better (a search's "
         "estimate)."
