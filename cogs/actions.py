@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from cogs.channels import elsewhere
 from cogs.editor import Shown
 from cogs.errors import PLACEHOLDER
 from cogs.render import (
@@ -40,6 +41,7 @@ from lobby.errors import (
     NotInMatch,
     StaleAction,
 )
+from lobby.settings import NotHere
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -87,12 +89,14 @@ async def new_board(
 
     try:
         snap = await start(Where(interaction.guild_id, interaction.channel_id, show=show))
-    except Exception:
+    except Exception as exc:
         await timer.settle()
         if timer.deferred:  # the match was not stored: take the "thinking..." message away
             interaction.extras.pop(PLACEHOLDER, None)
             with contextlib.suppress(discord.HTTPException):
                 await interaction.delete_original_response()
+        if isinstance(exc, NotHere):
+            raise elsewhere(interaction, exc) from None
         raise
     interaction.extras.pop(PLACEHOLDER, None)  # the board fills it (or the editor does)
     async with bot.editor.responding(snap.id) as shown:
@@ -379,7 +383,10 @@ async def send_challenge(
     bot = bot_of(interaction)
     me, opponent = person(interaction.user), Person("user", opponent_id, opponent_name)
     async with Reply(interaction) as reply:
-        challenge = await bot.lobby.challenge(me, opponent, game, where(interaction))
+        try:
+            challenge = await bot.lobby.challenge(me, opponent, game, where(interaction))
+        except NotHere as exc:
+            raise elsewhere(interaction, exc) from None
         try:
             message_id = await reply.send(
                 f"<@{opponent_id}>",

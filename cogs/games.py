@@ -31,6 +31,7 @@ from cogs.components import (
 )
 from cogs.names import safe_name
 from cogs.prefs import Prefs
+from cogs.settings import Settings
 from engine.agents import opponents
 from engine.games.catalog import GAMES, INFO, OFFERS, offer
 from lobby import present
@@ -236,8 +237,8 @@ class Games(commands.Cog):
 
 
 async def setup(bot: BoardBot) -> None:
-    """The Games cog (and `/prefs`, how boards are shown), and the boards' buttons and
-    selects, each handed what a click on it does.
+    """The Games cog (and `/prefs`, how boards are shown, and `/settings`, a server's), and
+    the boards' buttons and selects, each handed what a click on it does.
     A click reaches its component through the custom id, so they work after a restart too."""
     bot.add_dynamic_items(
         ColumnButton.handled_by(lambda i, b: actions.play_move(i, b.match_id, b.ply, b.col)),
@@ -259,3 +260,4 @@ async def setup(bot: BoardBot) -> None:
     )
     await bot.add_cog(Games(bot))
     await bot.add_cog(Prefs(bot))
+    await bot.add_cog(Settings(bot))

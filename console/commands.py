@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from console.settings import NAMES as SETTINGS
 from console.values import UsageError, is_agent_name
 from engine.agents import registry
 from engine.games.catalog import OFFERS
@@ -124,6 +125,14 @@ COMMANDS: dict[str, CommandInfo] = {
         "train a learning agent (e.g. trainer) by self-play, in the background, one job at a"
         " time; /train stop stops it (what it learned so far is kept)",
         actions=("stop",),
+    ),
+    "settings": CommandInfo(
+        (*SETTINGS, "reset"),
+        (),
+        "/settings [NAME:VALUE ...] [reset:NAME|all]",
+        "this console's settings (the same as a Discord server's: "
+        + ", ".join(SETTINGS)
+        + "); each VALUE is checked, default puts one back to the bot's own",
     ),
     "as": CommandInfo(
         ("name",),

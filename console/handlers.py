@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from console import listings, playing, retrying, training
+from console import listings, playing, retrying, settings, training
 from console.commands import help_text
 from console.values import check_name
 
@@ -51,6 +51,7 @@ HANDLERS: dict[str, Handler] = {
     "retry": retrying.cmd_retry,
     "agents": listings.cmd_agents,
     "train": training.cmd_train,
+    "settings": settings.cmd_settings,
     "as": cmd_as,
     "help": cmd_help,
     "quit": cmd_quit,

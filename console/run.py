@@ -16,6 +16,7 @@ from console.warmup import engine_ready
 from engine.warm import warm_rules
 from lobby.core import Lobby
 from lobby.errors import LobbyError
+from lobby.settings import CONSOLE_SERVER
 
 MAX_LISTED = 10  # live matches named in the line said at the end
 
@@ -45,6 +46,7 @@ async def run_console(
     # so the restart's grace is a full turn (the Discord bot's is shorter: it restarts fast).
     grace = lobby.config.resume_grace
     lobby.config.resume_grace = max(grace, lobby.config.turn_seconds)
+    lobby.config.home_server = CONSOLE_SERVER  # /settings: the console's one server
     finish = False  # at the end of a script: let the bot matches finish; otherwise stop them
     stopped = False  # a signal: leave everything live for the next start
     clock: asyncio.Future[None] | None = None

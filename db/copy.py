@@ -46,11 +46,12 @@ TABLES = (
     "challenges",
     "analyses",
     "member_prefs",
+    "settings_log",
 )
 #: Runtime state the copy leaves out: the leases of running bot processes (db/leases.py).
 SKIPPED = ("leases",)
 #: Tables whose ids PostgreSQL numbers itself: its counter continues after the copied ids.
-_IDENTITY = ("players", "matches", "outbox", "challenges")
+_IDENTITY = ("players", "matches", "outbox", "challenges", "settings_log")
 _BATCH = 2000
 
 

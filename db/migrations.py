@@ -244,6 +244,23 @@ CREATE TABLE member_prefs (
 );
 """
 
+#: Each server's settings live in `guild_settings` (one JSON object, the keys set; version 1);
+#: who changed them last, and every change with who made it. The keys and their values are
+#: checked in Python.
+_V_SETTINGS_LOG = """
+ALTER TABLE guild_settings ADD COLUMN updated_by INTEGER REFERENCES players (id);
+
+CREATE TABLE settings_log (
+    id          INTEGER PRIMARY KEY,
+    guild_id    INTEGER NOT NULL,
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    changes     TEXT    NOT NULL CHECK (json_valid(changes)),
+    created_at  REAL    NOT NULL
+);
+
+CREATE INDEX settings_log_guild ON settings_log (guild_id, id);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -254,6 +271,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (6, _V_RATING_HISTORY),
     (7, _V_LEASES),
     (8, _V_MEMBER_PREFS),
+    (9, _V_SETTINGS_LOG),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

@@ -1,6 +1,7 @@
 """The store: one connection to the database and the repositories over it, each owning the SQL
 of its concern (``store.players``, ``store.matches``, ``store.ratings``, ``store.challenges``,
-``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``, ``store.prefs``).
+``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``, ``store.prefs``,
+``store.settings``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .memory import AgentMemory, Outbox
 from .players import Players
 from .prefs import Prefs
 from .ratings import Ratings
+from .settings import Settings
 from .shards import Shards
 
 __all__ = ["Opener", "Store"]
@@ -28,7 +30,7 @@ __all__ = ["Opener", "Store"]
 
 class Store:
     """Async persistence for players, matches, moves, ratings, challenges, analyses, agent
-    memory, the outbox, leases and what each person prefers.
+    memory, the outbox, leases, what each person prefers and each server's settings.
 
     Create with ``store = await Store.open(path)`` (close with ``await store.close()``) or
     ``async with Store.open(path) as store:``.
@@ -50,6 +52,7 @@ class Store:
         self.outbox = Outbox(connection)
         self.leases = Leases(connection)
         self.prefs = Prefs(connection)
+        self.settings = Settings(connection)
 
     @classmethod
     def open(

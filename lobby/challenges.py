@@ -4,7 +4,7 @@ the same transaction), expired by the clock."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from db import errors as dberr
@@ -30,6 +30,7 @@ class Challenges:
         people: People,
         starts: Starts,
         announce: Announcer,
+        config_at: Callable[[Where], Awaitable[LobbyConfig]] | None = None,
     ) -> None:
         self._store = store
         self._config = config
@@ -37,6 +38,8 @@ class Challenges:
         self._people = people
         self._starts = starts
         self._announce = announce
+        #: The settings where a challenge is made: the limits of its server.
+        self._config_at = config_at
 
     @boundary
     async def challenge(
@@ -60,7 +63,8 @@ class Challenges:
                     f"you challenged {opponent.name} a moment ago: you can challenge them "
                     f"again in {math.ceil(wait)} s"
                 )
-        cap = self._config.max_pending_challenges
+        config = self._config if self._config_at is None else await self._config_at(where)
+        cap = config.max_pending_challenges
         if (
             a is not None
             and cap is not None

@@ -13,7 +13,8 @@ the life of a match". Each part owns its state and gets what it needs when it is
 - `coach`: hints, replays, analyses (`lobby.coach`); `retries`: retrying one's mistakes
   (`lobby.retries`); `listings` (`lobby.listings`);
 - `learning`: learning agents' memory, learning from matches, training (`lobby.learning`);
-- `prefs`: what each person prefers, such as how boards are shown (`lobby.prefs`).
+- `prefs`: what each person prefers, such as how boards are shown (`lobby.prefs`);
+- `settings`: each server's settings, checked at every start (`lobby.settings`).
 
 The agent's turn after a person's move or a new match is started here, after the step.
 """
@@ -66,6 +67,7 @@ from lobby.records import (
 )
 from lobby.retries import Retries
 from lobby.retry import RetryStep
+from lobby.settings import ServerSettings, Settings
 from lobby.starting import Starts, game_named
 from lobby.tasks import Tasks
 from lobby.training import TrainingJob
@@ -118,17 +120,19 @@ class Lobby:
         self.announce = Announcer(self.listeners, self.challenge_listeners)
         memory = LearningMemory(store)
         self.people = People(store, self.config, memory)
+        self.settings = Settings(store, self.config, self.people)
+        at = self.settings.config_at  # the clock and limits of the server a match starts in
         #: Memory of learning agents, learning from finished matches, training jobs.
         self.learning = Learning(store, memory, self.people.learning_seats)
         self.matches = Matches(
             store, self.config, clock, self.people, self.announce, self.learning.outbox.kick
         )
-        self.starts = Starts(store, self.config, clock, rng, self.people, self.matches)
+        self.starts = Starts(store, self.config, clock, rng, self.people, self.matches, at)
         self.turns = Turns(
             pool, self.config, sleep, rng, self.matches, memory, self.announce, self.tasks
         )
         self.challenges = Challenges(
-            store, self.config, clock, self.people, self.starts, self.announce
+            store, self.config, clock, self.people, self.starts, self.announce, at
         )
         self.clocks = Clocks(
             store,
@@ -191,6 +195,7 @@ class Lobby:
     ) -> Snapshot:
         """A person against an opponent (`Starts.start_pve`); the bot's first move, if it
         moves first, starts in the background."""
+        await self.settings.check_start(where, game, [level], raw_ok or self.config.raw_specs)
         snap = await self.starts.start_pve(person, game, level, first, where, raw_ok=raw_ok)
         self.turns.schedule(snap)
         return snap
@@ -206,6 +211,7 @@ class Lobby:
         accepts: int | None = None,
     ) -> Snapshot:
         """Two people; `first` moves first (`Starts.start_pvp`)."""
+        await self.settings.check_start(where, game)
         snap = await self.starts.start_pvp(first, second, game, where, accepts=accepts)
         self.turns.schedule(snap)
         return snap
@@ -223,6 +229,9 @@ class Lobby:
         raw_ok: bool = False,
     ) -> Snapshot:
         """Two agents, for spectators (`Starts.start_eve`); they start playing at once."""
+        await self.settings.check_start(
+            where, game, [first, second], raw_ok or self.config.raw_specs
+        )
         snap = await self.starts.start_eve(
             game, first, second, where, delay, starter, raw_ok=raw_ok
         )
@@ -304,6 +313,7 @@ class Lobby:
         self, challenger: Person, opponent: Person, game: str, where: Where = Where()
     ) -> Challenge:
         """A challenge from one person to another, within the limits (`Challenges`)."""
+        await self.settings.check_start(where, game)
         return await self.challenges.challenge(challenger, opponent, game, where)
 
     @boundary
@@ -382,6 +392,8 @@ class Lobby:
         self, match_id: int, person: Person, via: Where | None = None
     ) -> tuple[Hint, Snapshot]:
         """The best move for the person to move in their game against the bot (`Coach`)."""
+        m = (await self.matches.snapshot(match_id)).match
+        await self.settings.check_rated(m.guild_id, m.rated, "rated_hints")
         return await self.coach.hint(match_id, person, via)
 
     @boundary
@@ -396,26 +408,38 @@ class Lobby:
     @boundary
     async def analysis_target(self, match_id: int | None, person: Person) -> Replay:
         """The match an analysis request is for, checked, quickly."""
-        return await self.coach.analysis_target(match_id, person)
+        target = await self.coach.analysis_target(match_id, person)
+        await self._may_analyse(target.match_id)
+        return target
 
     @boundary
     async def analyse(self, match_id: int | None, person: Person) -> AnalysisReport:
         """Every move of a finished match judged by the solvers (`Coach.analyse`)."""
+        await self._may_analyse((await self.coach.analysis_target(match_id, person)).match_id)
         return await self.coach.analyse(match_id, person)
+
+    async def _may_analyse(self, match_id: int) -> None:
+        m = (await self.matches.snapshot(match_id)).match
+        await self.settings.check_rated(m.guild_id, m.rated, "rated_analysis")
 
     @boundary
     async def retry(self, match_id: int | None, person: Person) -> RetryStep:
-        """The position before the person's worst mistake in a finished match (`Retries`)."""
-        return await self.retries.start(match_id, person)
+        """The position before the person's worst mistake in a finished match (`Retries`);
+        like an analysis, only where the server allows analyses of the match."""
+        target = await self.coach.analysis_target(match_id, person)
+        await self._may_analyse(target.match_id)
+        return await self.retries.start(target.match_id, person)
 
     @boundary
     async def retry_at(self, match_id: int, ply: int, person: Person) -> RetryStep:
         """The person's mistake at `ply` again; refused if it is not theirs."""
+        await self._may_analyse(match_id)
         return await self.retries.at(match_id, ply, person)
 
     @boundary
     async def retry_next(self, match_id: int, ply: int, person: Person) -> RetryStep | None:
         """The person's mistake after the one at `ply`, worst first (None after the last)."""
+        await self._may_analyse(match_id)
         return await self.retries.following(match_id, ply, person)
 
     @boundary
@@ -423,11 +447,13 @@ class Lobby:
         self, match_id: int, ply: int, move: str | Move, person: Person
     ) -> tuple[RetryStep, Review]:
         """A move tried in place of the mistake at `ply`, judged by the solvers."""
+        await self._may_analyse(match_id)
         return await self.retries.attempt(match_id, ply, move, person)
 
     @boundary
     async def retry_best(self, match_id: int, ply: int, person: Person) -> tuple[RetryStep, Review]:
         """The mistake at `ply` with its best move (the person asked to see it)."""
+        await self._may_analyse(match_id)
         return await self.retries.best(match_id, ply, person)
 
     # ------------------------------------------------------------------ training
@@ -505,6 +531,21 @@ class Lobby:
         """How the board of `snap` is shown: `image` if one of its people prefers it; never
         raises (a store that cannot answer leaves it `emoji`)."""
         return await self.prefs.style_for(snap)
+
+    # ------------------------------------------------------------------ server settings
+
+    @boundary
+    async def server_settings(self, guild_id: int | None) -> ServerSettings:
+        """A server's settings over the bot's own (`Settings`; None: the console's, if any)."""
+        return await self.settings.of(guild_id)
+
+    @boundary
+    async def change_settings(
+        self, guild_id: int | None, person: Person, changes: dict[str, Any]
+    ) -> ServerSettings:
+        """Change a server's settings, each value checked, logged with who made the change
+        (the front end checks who may)."""
+        return await self.settings.change(guild_id, person, changes)
 
     # ------------------------------------------------------------------ listings
 

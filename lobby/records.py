@@ -117,6 +117,9 @@ class LobbyConfig:
     #: and how many analyses may be under way or waiting at once.
     analysis_seconds: float | None = None
     max_analyses: int = 4
+    #: The server whose settings (`lobby.settings`) apply to requests from no server: the
+    #: console's one server; None (the Discord bot: a DM) means the bot's own settings.
+    home_server: int | None = None
     seed: int | None = None
 
 

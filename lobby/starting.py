@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from db.store import Store
@@ -33,6 +33,7 @@ class Starts:
         rng: random.Random,
         people: People,
         matches: Matches,
+        config_at: Callable[[Where], Awaitable[LobbyConfig]] | None = None,
     ) -> None:
         self._store = store
         self._config = config
@@ -40,6 +41,8 @@ class Starts:
         self._rng = rng
         self._people = people
         self._matches = matches
+        #: The settings where a match starts: the clock and limits of its server.
+        self._config_at = config_at
 
     @boundary
     async def start_pve(
@@ -58,13 +61,14 @@ class Starts:
         if first not in ("me", "bot", "random"):
             raise BadRequest("first must be me, bot or random")
         choice = self._people.agent_choice(chosen.game, level, raw_ok)
-        await self._limit_bot_games(person)
+        config = await self._config_for(where)
+        await self._limit_bot_games(person, config)
         human = Seat(await self._people.player_for(person))
         bot = await self._people.agent_seat(choice)
         if first == "random":
             first = self._rng.choice(["me", "bot"])
         seats = (human, bot) if first == "me" else (bot, human)
-        return await self._create(chosen, "pve", seats, where, rated=True)
+        return await self._create(chosen, "pve", seats, where, rated=True, config=config)
 
     @boundary
     async def start_pvp(
@@ -84,7 +88,10 @@ class Starts:
         a, b = await self._people.player_for(first), await self._people.player_for(second)
         rated = await self._pair_may_be_rated(a.id, b.id)
         seats = (Seat(a), Seat(b))
-        return await self._create(chosen, "pvp", seats, where, rated=rated, accepts=accepts)
+        config = await self._config_for(where)
+        return await self._create(
+            chosen, "pvp", seats, where, rated=rated, accepts=accepts, config=config
+        )
 
     @boundary
     async def start_eve(
@@ -104,7 +111,8 @@ class Starts:
         if not (math.isfinite(delay) and 0 <= delay <= 60):
             raise BadRequest("delay must be between 0 and 60 seconds")
         choices = [self._people.agent_choice(chosen.game, text, raw_ok) for text in (first, second)]
-        await self._limit_botmatches(starter, where)
+        config = await self._config_for(where)
+        await self._limit_botmatches(starter, where, config)
         seats = (
             await self._people.agent_seat(choices[0]),
             await self._people.agent_seat(choices[1]),
@@ -113,12 +121,17 @@ class Starts:
         extra: dict[str, Any] = {"delay": delay}
         if starter is not None:
             extra["starter"] = {"kind": starter.kind, "ident": starter.ident}
-        return await self._create(chosen, "eve", seats, where, rated=rated, extra=extra)
+        return await self._create(
+            chosen, "eve", seats, where, rated=rated, extra=extra, config=config
+        )
 
     # ------------------------------------------------------------------ limits
 
-    async def _limit_bot_games(self, person: Person) -> None:
-        cap = self._config.max_bot_games
+    async def _config_for(self, where: Where) -> LobbyConfig:
+        return self._config if self._config_at is None else await self._config_at(where)
+
+    async def _limit_bot_games(self, person: Person, config: LobbyConfig) -> None:
+        cap = config.max_bot_games
         if cap is None or person.kind != "user":
             return
         player = await self._people.known(person)
@@ -131,10 +144,12 @@ class Starts:
                 "finish or resign one, then start another"
             )
 
-    async def _limit_botmatches(self, starter: Person | None, where: Where) -> None:
+    async def _limit_botmatches(
+        self, starter: Person | None, where: Where, config: LobbyConfig
+    ) -> None:
         if starter is None or starter.kind != "user":
             return
-        cap = self._config.max_botmatches
+        cap = config.max_botmatches
         if (
             cap is not None
             and await self._store.matches.count_live("eve", starter=starter.ident) >= cap
@@ -143,7 +158,7 @@ class Starts:
                 f"you already have {cap} bot matches running (the limit): stop one or wait "
                 "until one ends"
             )
-        cap = self._config.max_guild_botmatches
+        cap = config.max_guild_botmatches
         guild = where.guild_id if isinstance(where, Where) else None
         if (
             cap is not None
@@ -164,6 +179,7 @@ class Starts:
         rated: bool,
         extra: dict[str, Any] | None = None,
         accepts: int | None = None,
+        config: LobbyConfig | None = None,
     ) -> Snapshot:
         """Store a new match (with the message that shows it, if the front end has one
         already). The agent's turn, if an agent moves first, is the caller's to start."""
@@ -172,7 +188,8 @@ class Starts:
         if where.show is not None:  # the request is valid: the front end may show it now
             where = Where(where.guild_id, where.channel_id, await where.show())
         options: dict[str, Any] = {"seats": [seat_options(s) for s in seats], **(extra or {})}
-        deadline = None if seats[0].is_agent else self._clock() + self._config.turn_seconds
+        turn_seconds = (config or self._config).turn_seconds  # the server's clock
+        deadline = None if seats[0].is_agent else self._clock() + turn_seconds
         match = await self._store.matches.create(
             game,
             kind,
@@ -183,7 +200,7 @@ class Starts:
             guild_id=where.guild_id,
             channel_id=where.channel_id,
             message_id=where.message_id,
-            turn_seconds=self._config.turn_seconds,
+            turn_seconds=turn_seconds,
             turn_deadline=deadline,
             options=options,
             accepts=accepts,

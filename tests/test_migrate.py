@@ -46,8 +46,8 @@ def one_line(proc: subprocess.CompletedProcess[str], code: int, *words: str) -> 
 
 async def _fill(path: Path) -> None:
     """A database as a season of play leaves it: finished and live matches with their moves,
-    ratings and their history, a challenge, an analysis, the outbox, learned memory and a
-    person's preference."""
+    ratings and their history, a challenge, an analysis, the outbox, learned memory, a
+    person's preference and a server's settings."""
     async with Store.open(path) as s:
         alice = await s.players.get_or_create_user(111, "alice")
         bob = await s.players.get_or_create_user(222, "bob")
@@ -80,6 +80,7 @@ async def _fill(path: Path) -> None:
         await s.memory.put("qlearn", "c4", items, games_trained_delta=3, meta={"eps": 0.1})
         await s.memory.apply([MemoryWrite("mcts", "oth", {b"k": b"\x00\xff"}, 2, "wins")])
         await s.prefs.set_board(alice.id, "image")
+        await s.settings.change(7, alice.id, {"turn_seconds": 90, "games": ["othello"]})
 
 
 def _sqlite_counts(path: Path) -> dict[str, int]:
@@ -131,10 +132,14 @@ async def test_a_sqlite_database_is_copied_whole_and_verified(
         assert await pg.challenges.last_between(1, 2) == await lite.challenges.last_between(1, 2)
         assert await pg.prefs.board_styles([1, 2]) == await lite.prefs.board_styles([1, 2])
         assert await pg.prefs.board_styles([1, 2]) == {1: "image"}
+        assert await pg.settings.get(7) == await lite.settings.get(7)
+        assert await pg.settings.history(7) == await lite.settings.history(7)
         carol = await pg.players.get_or_create_user(333, "carol")  # new ids follow the copied ones
         assert carol.id == 4
         m = await pg.matches.create("connect4", "pvp", carol.id, alice.id)
         assert m.id == 5
+        await pg.settings.change(7, carol.id, {"turn_seconds": None})  # the log's ids go on
+        assert [c.id for c in await pg.settings.history(7)] == [2, 1]
         with pytest.raises(RefusedError, match=r"matches\.ply"):  # trigger back on
             async with pg.connection.write("test") as conn:
                 await conn.execute(

@@ -39,6 +39,7 @@ from benchmarks.measure import write_result
 from benchmarks.robustness.fuzz_figures import bot_moves, changed, engine_jobs
 from benchmarks.robustness.fuzz_inputs import ADMIN, Interactions, hostile_name
 from benchmarks.robustness.fuzz_probes import check_limits, fuzz_console, fuzz_protocol
+from benchmarks.robustness.fuzz_settings import SettingsInputs
 from cogs.client import BoardBot
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig
@@ -98,6 +99,9 @@ class Fuzzer:
         wait = 30 * self.args.time_factor  # how long one interaction's tasks may take
         self.h = await Harness.create(self.bot, raise_errors=False, ignore_task=_ours, timeout=wait)
         logging.getLogger().addHandler(self.errors)
+        self.settings = SettingsInputs(
+            self.rng, self.h, self.people, self.mod, self.guilds, self.channels[0]
+        )
         self.inputs = Interactions(
             self.rng,
             self.h,
@@ -198,6 +202,11 @@ class Fuzzer:
                 # a memory other than the bot's own (learning in the background from a bot
                 # match that ended meanwhile creates those, whatever was refused)
                 "SELECT COUNT(*) FROM agent_memory_meta WHERE name <> 'default'",
+                # a server's settings, their log and each person's preferences
+                "SELECT COUNT(*), COALESCE(GROUP_CONCAT(guild_id || settings), '')"
+                " FROM guild_settings",
+                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM settings_log",
+                "SELECT COUNT(*), COALESCE(GROUP_CONCAT(player_id || board), '') FROM member_prefs",
             )
         )
 
@@ -217,6 +226,8 @@ class Fuzzer:
                 ("click", self.inputs.gen_click, 8),
                 ("forged", self.inputs.gen_forged, 3),
                 ("burst", self.inputs.gen_burst, 0.3),
+                ("settings", self.settings.gen_settings, 0.5),
+                ("prefs", self.settings.gen_prefs, 0.3),
             ]
             weights = [w for _, _, w in generators]
             for i in range(self.args.interactions):
