@@ -106,6 +106,7 @@ async def cmd_analyse(console: Session, opts: dict[str, str]) -> None:
     console.write("\n".join(present.analysis_table(a, names)))
     console.write("\n".join(present.analysis_lines(a, names, report.replay.result)))
     console.write("\n".join(["Key moments:", *moment_lines(a, names)]))
+    console.write(f"Try your mistakes again: /retry match:{report.replay.match_id}")
     for key, label, data in (("gif", "Replay", report.gif), ("chart", "Win chance", report.chart)):
         if key not in files:
             continue

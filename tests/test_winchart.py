@@ -105,6 +105,7 @@ async def test_the_report_and_the_console_give_the_graph(lobby: Lobby, tmp_path:
     said = replies(text)[f"/analyse match:1 chart:{chart}"]
     moments = said[said.index("Key moments:") + 1 :]
     assert moments[0].startswith("Move ") and "win chance 100% -> 0%" in moments[0]
+    assert "Try your mistakes again: /retry match:1" in said
     assert said[-1].startswith(f"Win chance: {chart} (")
     assert chart.read_bytes() == report.chart
     assert replies(text)["/analyse chart:/no/such/x.png"][0] == "error: '/no/such' is not a folder"
