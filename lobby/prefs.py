@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Literal, cast
 
 from db.errors import StoreError
 from db.prefs import BOARD_STYLES
@@ -40,6 +41,9 @@ class Prefs:
         self._people = people
         self._monotonic = monotonic
         self._styles: dict[int, tuple[str, float]] = {}  # player id -> (style, read at)
+        #: The player of each bot match's starter (a bot match's board is edited every move).
+        #: (None: not a player yet, looked at again after `CACHE_SECONDS`).
+        self._starters: dict[tuple[str, int | str], tuple[int | None, float]] = {}
 
     @boundary
     async def board_style(self, person: Person) -> str:
@@ -65,18 +69,29 @@ class Prefs:
         store that cannot answer now leaves the board as emoji (it is drawn again at the next
         change)."""
         ids = [s.player.id for s in snap.seats if not s.is_agent]
-        starter = snap.match.options.get("starter")
         try:
-            if isinstance(starter, dict) and starter.get("kind") in ("user", "local"):
-                who = Person(starter["kind"], starter.get("ident", ""), "")
-                player = await self._people.known(who)
-                if player is not None:
-                    ids.append(player.id)
-            styles = await self._styles_of(ids)
+            starter = await self._starter(snap)
+            styles = await self._styles_of(ids if starter is None else [*ids, starter])
         except StoreError as exc:
             log.warning("board styles of match %s not read (%s): emoji", snap.id, exc)
             return DEFAULT_STYLE
         return "image" if "image" in styles.values() else DEFAULT_STYLE
+
+    async def _starter(self, snap: Snapshot) -> int | None:
+        """The player who started a bot match (None: none, or not a player yet)."""
+        starter = snap.match.options.get("starter")
+        if not (isinstance(starter, dict) and starter.get("kind") in ("user", "local")):
+            return None
+        key = (str(starter["kind"]), starter.get("ident", ""))
+        hit = self._starters.get(key)
+        now = self._monotonic()
+        if hit is None or (hit[0] is None and now - hit[1] >= CACHE_SECONDS):
+            if len(self._starters) >= MAX_CACHED:
+                self._starters.clear()
+            kind = cast(Literal["user", "local"], key[0])
+            player = await self._people.known(Person(kind, key[1], ""))
+            hit = self._starters[key] = (None if player is None else player.id, now)
+        return hit[0]
 
     async def _styles_of(self, ids: list[int]) -> dict[int, str]:
         now = self._monotonic()
