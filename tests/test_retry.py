@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from db.store import Store
-from engine.analysis import VERSION, Review
+from engine.analysis import VERSION, Review, analysis_kit
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadMove, BadRequest, NotInMatch
 from lobby.pool import EnginePool
@@ -40,6 +40,14 @@ async def played(lobby: Lobby, first: Person, second: Person, moves: str = GAME)
         snap = await lobby.play(snap.id, (first, second)[i % 2], col)
     assert not snap.live
     return snap.id
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _solvers_loaded() -> None:
+    """The solvers' kernels and tables loaded once, before any job's cap runs: their first
+    load in a busy process can take longer than a job of a one-second budget may."""
+    for game in ("connect4", "othello"):
+        analysis_kit(game).load_solvers()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from db.store import Store
-from engine.analysis import Analysis, Review
+from engine.analysis import Analysis, Review, analysis_kit
 from lobby.charts import CHART_HEIGHT, WIDTH, win_chart
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.moments import MAX_ALT_TEXT, alt_text, key_moments, moment_lines, win_chances
@@ -79,6 +79,14 @@ def test_the_graph_is_a_small_png_and_its_alt_text_fits_discord() -> None:
     )
     swung = alt_text(Analysis("connect4", None, [move(0, 0.9, 0.2)]), ("a", "b"), 7, "C")
     assert swung.endswith("for a. Biggest swings: move 1 by a, 90% to 20% for them.")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _solvers_loaded() -> None:
+    """The solvers' kernels and tables loaded once, before any job's cap runs: their first
+    load in a busy process can take longer than a job of a one-second budget may."""
+    for game in ("connect4", "othello"):
+        analysis_kit(game).load_solvers()
 
 
 @pytest.fixture
