@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,3 +123,41 @@ async def test_a_row_that_does_not_decode_is_read_as_none_set(store_target: str)
         raw.close()
     async with Store.open(store_target) as s:
         assert (await s.settings.get(5)).values == {}
+
+
+async def test_a_database_of_version_7_is_brought_to_9_keeping_its_settings(
+    store_target: str,
+) -> None:
+    """Migrations 8 and 9 on a database an older bot wrote: its server settings row (version
+    1's table) reads back, with nobody named as its last changer, and the new tables work."""
+    row = (
+        "INSERT INTO guild_settings (guild_id, settings, updated_at)"
+        """ VALUES (5, '{"turn_seconds": 90}', 1)"""
+    )
+    if postgres(store_target):
+        import asyncpg
+
+        from db.pg_migrations import PG_MIGRATIONS, apply_pg_migrations
+
+        conn = await asyncpg.connect(store_target)
+        assert await apply_pg_migrations(conn, "old", PG_MIGRATIONS[:7]) == 7
+        await conn.execute(row)
+        await conn.close()
+    else:
+        import aiosqlite
+
+        from db.migrations import MIGRATIONS, apply_migrations
+
+        Path(store_target).parent.mkdir(parents=True)
+        async with aiosqlite.connect(store_target, isolation_level=None) as lite:
+            assert await apply_migrations(lite, store_target, MIGRATIONS[:7]) == 7
+            await lite.execute(row)
+    async with Store.open(store_target) as s:
+        assert await s.backend.schema_version() == 9
+        found = await s.settings.get(5)
+        assert found.values == {"turn_seconds": 90} and found.updated_by is None
+        ann = await s.players.get_or_create_user(1, "ann")
+        await s.settings.change(5, ann.id, {"games": ["othello"]})
+        await s.prefs.set_board(ann.id, "image")
+        assert (await s.settings.get(5)).values == {"turn_seconds": 90, "games": ["othello"]}
+        assert [c.changes for c in await s.settings.history(5)] == [{"games": (None, ["othello"])}]
