@@ -176,7 +176,7 @@ def test_the_perfect_agent_plays_a_move_of_the_book_s_score() -> None:
     assert signs == {-1, 0, 1}
     # Before 4 discs the children are in the book too: only the centre wins the empty board.
     decision = agent.choose(Connect4State.new(), Budget(time=0.9), rng)
-    assert decision.move == 3 and decision.info["best"] == [4]
+    assert (decision.move, decision.score) == (3, 1)
     state = Connect4State.from_moves("3")  # a draw for the second player
     decision = agent.choose(state, Budget(time=0.9), rng)
     child = c4book.lookup(state.play(decision.move))

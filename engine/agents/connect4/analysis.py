@@ -1,7 +1,7 @@
 """Connect Four's analysis (`engine.analysis`): the exact score of each position from the solver
-(on 7x6 its opening book and 12-disc database make every position a matter of milliseconds),
+(on 7x6 its opening book and 12-disc database make most positions a matter of milliseconds),
 solved from the last position back so that the later solves fill the table the earlier ones
-use."""
+use, and a best move wherever the move played was not one."""
 
 from __future__ import annotations
 
@@ -99,38 +99,46 @@ def _solve_all(
     bests: list[list[int] | None],
     deadline: float,
 ) -> None:
-    """Outcomes first (the solver's win/draw/loss search is faster than the exact score where
-    no book reaches), from the last position back: later solves fill the table the earlier
-    ones use. Then exact scores and best moves, first where a move changed the outcome (the
-    turning point names the move that kept it)."""
-    todo = [i for i in range(len(boards) - 1, -1, -1) if outcomes[i] is None]
+    """Exact scores from the last position back (later solves fill the table the earlier ones
+    use), then a best move where the move played lost some of the score: the first column,
+    centre first, proven to reach the position's score. A move that kept it is a best move."""
+    todo = [i for i in range(len(boards) - 1, -1, -1) if scores[i] is None]
 
-    def weak(i: int, until: float) -> None:
-        outcomes[i] = solver.solve_weak(boards[i], deadline=until)
+    def exact(i: int, until: float) -> None:
+        score = solver.solve(boards[i], deadline=until)
+        scores[i], outcomes[i] = score, (score > 0) - (score < 0)
 
-    def full(i: int, until: float) -> None:
-        scores[i], bests[i] = solver.best_moves(boards[i], deadline=until)
-        score = scores[i] or 0
-        outcomes[i] = (score > 0) - (score < 0)
+    scores_until = time.perf_counter() + 0.8 * (deadline - time.perf_counter())
+    failed = _sweep(todo, scores_until, exact)
+    _sweep(failed, scores_until, exact)  # a second chance: the table keeps what was searched
+    worse = []
+    for i, text in enumerate(moves):
+        before, after = scores[i], scores[i + 1]
+        if before is not None and after is not None:
+            if -after == before:
+                bests[i] = [boards[i].parse_move(text)]
+            else:
+                worse.append(i)
 
-    outcomes_until = time.perf_counter() + 0.6 * (deadline - time.perf_counter())
-    failed = _sweep(todo, outcomes_until, weak)
-    _sweep(failed, outcomes_until, weak)  # a second chance: the table keeps what was searched
-    changed = [
-        i
-        for i in range(len(moves))
-        if outcomes[i] is not None
-        and outcomes[i + 1] is not None
-        and -(outcomes[i + 1] or 0) < (outcomes[i] or 0)
-    ]
-    rest = [
-        i
-        for i in range(len(boards) - 1, -1, -1)
-        if outcomes[i] is not None and scores[i] is None and not boards[i].is_over()
-    ]
-    first = [i for i in changed if scores[i] is None]
-    _sweep(first, time.perf_counter() + 0.5 * (deadline - time.perf_counter()), full)
-    _sweep([i for i in rest if i not in first], deadline, full)
+    def best(i: int, until: float) -> None:
+        bests[i] = [_a_best_move(boards[i], scores[i] or 0, until)]
+
+    _sweep(worse, deadline, best)
+
+
+def _a_best_move(state: Connect4State, score: int, until: float) -> int:
+    """The centre-most column reaching `score`, the exact score of the position."""
+    order = sorted(state.legal_moves(), key=lambda c: abs(2 * c - (state.cols - 1)))
+    wins = [c for c in order if c in state.winning_moves()]
+    if wins:
+        return wins[0]
+    if solver.every_move_loses(state):
+        return order[0]  # every move loses at once
+    safe = set(solver.non_losing_moves(state))
+    found = solver.probe(state, [c for c in order if c in safe], score - 1, deadline=until)
+    if found.found is None:
+        raise solver.BudgetExceeded("no best move proven in time")
+    return found.found
 
 
 def verdict_of(

@@ -188,16 +188,26 @@ class ExpertAgent(Agent):
         if len(safe) == 1:
             return Decision(move=safe[0], info={"reason": "only move"})
         total = budget.time
-        exact = self._exact(state, t0, total, budget.nodes)
-        if exact is not None:
-            return exact
-        # The exact solve ran out of time (a board size the books do not cover): prove what
-        # can be proven in the time left, in the heuristic's order.
         deadline = math.inf if total is None else t0 + total - 0.005
         node_cap = budget.nodes
-
         ranking, depth, nodes = self._rank(state, safe, t0, total, node_cap)
         info: dict[str, Any] = {"ranking": [c + 1 for c in ranking], "legal": len(moves)}
+        lost = len(safe) == len(moves) and sv.every_move_loses(state)
+        if not lost:
+            exact = self._exact(state, ranking, t0, total, node_cap, nodes)
+            if exact is not None:
+                move, score, nodes = exact
+                info["reason"] = "solved"
+                return Decision(
+                    move=move,
+                    score=float(score),
+                    depth=depth,
+                    nodes=nodes,
+                    seconds=time.perf_counter() - t0,
+                    info=info,
+                )
+        # The exact solve ran out of time (a board size the books do not cover): prove what
+        # can be proven in the time left, in the heuristic's order.
 
         def run(columns: list[int], threshold: int) -> sv.Probe:
             # One probe down the ranking. Probing each move in turn with growing node limits
@@ -211,7 +221,7 @@ class ExpertAgent(Agent):
             nodes += sv.SearchCounter.last_nodes
             return result
 
-        if len(safe) == len(moves) and sv.every_move_loses(state):
+        if lost:
             move, reason = ranking[0], "lost"  # the opponent has two threats
         else:
             move, reason = self._solve(ranking, run, info)
@@ -220,30 +230,34 @@ class ExpertAgent(Agent):
             move=move, depth=depth, nodes=nodes, seconds=time.perf_counter() - t0, info=info
         )
 
+    @staticmethod
     def _exact(
-        self, state: Connect4State, t0: float, total: float | None, node_cap: int | None
-    ) -> Decision | None:
+        state: Connect4State,
+        ranking: list[int],
+        t0: float,
+        total: float | None,
+        node_cap: int | None,
+        nodes: int,
+    ) -> tuple[int, int, int] | None:
         """A move of the best exact score: the fastest win, a draw, the longest defence (the
-        books make this a matter of milliseconds on 7x6); among several, the one the heuristic
-        ranks best, the most testing for a fallible opponent. None if the solve ran out of
-        half the time."""
-        deadline = math.inf if total is None else t0 + 0.5 * total
+        books make this milliseconds on 7x6 before 12 discs, tenths of a second at worst
+        after). The score first, then the moves in the heuristic's order until one reaches
+        it: among equals the most testing for a fallible opponent. (move, score, nodes so far),
+        or None if the score is not found in 60% of the time, or no move proven in the rest."""
+        cap = None if node_cap is None else max(1, node_cap - nodes)
         try:
-            score, best = sv.best_moves(state, max_nodes=node_cap, deadline=deadline)
+            score = sv.solve(
+                state, max_nodes=cap, deadline=math.inf if total is None else t0 + 0.6 * total
+            )
         except sv.BudgetExceeded:
             return None
-        nodes = sv.SearchCounter.last_nodes
-        move = best[0]
-        if len(best) > 1:
-            ranking, _, ranked = self._rank(state, best, t0, total, node_cap)
-            move, nodes = ranking[0], nodes + ranked
-        return Decision(
-            move=move,
-            score=float(score),
-            nodes=nodes,
-            seconds=time.perf_counter() - t0,
-            info={"reason": "solved", "best": [c + 1 for c in best]},
-        )
+        nodes += sv.SearchCounter.last_nodes
+        cap = None if node_cap is None else max(1, node_cap - nodes)
+        deadline = math.inf if total is None else t0 + total - 0.005
+        found = sv.probe(state, ranking, score - 1, max_nodes=cap, deadline=deadline).found
+        if found is None:
+            return None
+        return found, score, nodes + sv.SearchCounter.last_nodes
 
     @staticmethod
     def _solve(
