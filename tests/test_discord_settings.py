@@ -99,7 +99,7 @@ async def test_bad_values_change_nothing_and_say_why_in_one_line(env: Any) -> No
     bot, h = env
     bot.owner_check = nobody
     await h.gateway("GUILD_CREATE", h.guild_payload(channel_ids=[DEFAULT_CHANNEL_ID]))
-    refused = [
+    refused: list[tuple[dict[str, Any], str]] = [
         ({"games": "chess"}, "games: chess is not one of"),
         ({"levels": "all hard"}, "levels: all is not one of"),
         ({"channels": "#general"}, "'#general' is not a #channel"),
