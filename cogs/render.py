@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 from typing import Any
 
 import discord
@@ -30,7 +31,10 @@ from cogs.names import safe_name
 from engine.games.catalog import offer
 from engine.games.connect4 import Connect4State
 from lobby import boards, present
-from lobby.core import Lobby, Snapshot
+from lobby.core import TRANSIENT, Lobby, Snapshot
+from lobby.errors import LobbyError
+
+log = logging.getLogger(__name__)
 
 MAX_OPTIONS = 25  # Discord's limit per select menu
 COLOURS = {"live": 0x3B88C3, "finished": 0x2ECC71, "abandoned": 0x95A5A6}
@@ -76,25 +80,43 @@ async def board_message(lobby: Lobby, snap: Snapshot) -> dict[str, Any]:
     people prefer: the emoji grid and its words, or a picture with them as alt text. The
     attachments are always given, so a board that changed style loses its old picture."""
     style = await lobby.board_style_for(snap)
+    hints, analysis = await _allowed(lobby, snap)
     files: list[discord.File] = []
     if style == "image":
         png = await asyncio.to_thread(boards.board_png, snap)  # Pillow: off the event loop
         files.append(board_file(snap, png))
     return {
         "embed": board_embed(snap, emoji=not files),
-        "view": board_view(snap),
+        "view": board_view(snap, hints=hints, analysis=analysis),
         "attachments": files,
     }
 
 
-def board_view(snap: Snapshot) -> discord.ui.View:
-    """Buttons (Connect Four) or selects (Othello) for the player to move, plus controls."""
+async def _allowed(lobby: Lobby, snap: Snapshot) -> tuple[bool, bool]:
+    """Whether the board offers hints and an analysis: a server may allow neither in rated
+    games (`/settings`). A store that cannot say now leaves both (the lobby still refuses)."""
+    if not snap.match.rated:
+        return True, True
+    try:
+        found = await lobby.server_settings(snap.match.guild_id)
+    except TRANSIENT as exc:
+        log.warning("settings for the board of match %s not read: %s", snap.id, exc)
+        return True, True
+    except LobbyError as exc:
+        log.warning("settings for the board of match %s not read: %s", snap.id, exc)
+        return True, True
+    return bool(found.value("rated_hints")), bool(found.value("rated_analysis"))
+
+
+def board_view(snap: Snapshot, *, hints: bool = True, analysis: bool = True) -> discord.ui.View:
+    """Buttons (Connect Four) or selects (Othello) for the player to move, plus controls;
+    `hints`, `analysis`: whether the server allows them here (a rated game's may not)."""
     view = discord.ui.View(timeout=None)
     m = snap.match
     if not snap.live:
         if m.kind != "eve":
             view.add_item(RematchButton(m.id))
-        if m.ply > 0:
+        if m.ply > 0 and analysis:
             view.add_item(AnalyseButton(m.id))
         return view
     if m.kind == "eve":
@@ -127,7 +149,7 @@ def board_view(snap: Snapshot) -> discord.ui.View:
             )
         resign_row = len(parts)
     view.add_item(ResignButton(m.id, row=resign_row))
-    if m.kind == "pve" and not waiting:  # hints: against the bot, on the person's turn
+    if m.kind == "pve" and not waiting and hints:  # against the bot, on the person's turn
         view.add_item(HintButton(m.id, row=resign_row))
     return view
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import discord
 
-from tests.boardbot import ALICE, BOB
+from tests.boardbot import ALICE, BOB, buttons
 from tests.harness import DEFAULT_CHANNEL_ID, DEFAULT_GUILD_ID, Call, assert_within_limits, user
 from tests.harness.mentions import unescaped, unsafe_mentions
 
@@ -136,3 +136,26 @@ async def test_the_settings_apply_to_the_next_game(env: Any) -> None:
         "play", {"game": "othello", "opponent": "easy"}, user=ALICE, channel_id=GAMES_ROOM
     )
     assert "games against the bot in progress (the limit)" in reply(h)["content"]
+
+
+async def test_boards_of_rated_games_offer_no_hint_or_analysis_the_server_refuses(
+    env: Any,
+) -> None:
+    bot, h = env
+    bot.owner_check = nobody
+    await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=ALICE)
+    prefixes = [b["custom_id"][:3] for b in buttons(h.last_message(ephemeral=False))]
+    assert "hn:" in prefixes  # the bot's own settings: hints allowed
+    await h.slash("settings", {"rated_hints": "refused", "rated_analysis": "refused"}, user=ADMIN)
+    await h.slash("play", {"game": "othello", "opponent": "easy"}, user=BOB)
+    board = h.last_message(ephemeral=False)
+    assert [b["custom_id"][:3] for b in buttons(board)][-1:] == ["rs:"]  # resign, no hint
+    select = next(b for b in buttons(board) if b["custom_id"].startswith("ot:"))
+    await h.click(board, select["custom_id"], user=BOB, values=[select["options"][0]["value"]])
+    board = h.last_message(ephemeral=False)  # the bot has answered
+    resign = next(b["custom_id"] for b in buttons(board) if b["custom_id"].startswith("rs:"))
+    await h.click(board, resign, user=BOB)
+    final = h.last_message(ephemeral=False)
+    snap = await bot.lobby.snapshot(int(resign.split(":")[1]))
+    assert snap.match.rated and snap.match.ply >= 2 and not snap.live
+    assert [b["custom_id"][:3] for b in buttons(final)] == ["rm:"]  # rated: no Analyse
