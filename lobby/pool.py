@@ -357,8 +357,8 @@ class EnginePool:
             # a worker that has warmed the job's agent, if one is idle
             w = next((w for w in idle if job.step in w.warmed), idle[-1])
             idle.remove(w)
-            job.taken = time.monotonic()
             if job.step is not None and job.step not in w.warmed and self.warmup.is_done(job.step):
+                job.taken = time.monotonic()  # its wait ends; its worker loads the agent first
                 w.then = job  # compiled by another worker: loaded here first, uncapped
                 self._send_job(
                     w, self.warmup.job(self.warmup.step(job.step), False, self.start_timeout)
@@ -369,11 +369,18 @@ class EnginePool:
         answer = self._queue.take_plain() if plain is not None else None
         if plain is not None and answer is not None:
             self._send_job(plain, answer)
-        if not self._queue:  # the warm-up: only while no job waits
-            for w in idle:
-                step = self.warmup.next_for(w, self._live) if self._background_slot() else None
-                if step is not None:
-                    self._send_job(w, self.warmup.job(step, self.workers >= 2, self.start_timeout))
+        if any(job.urgent for job in self._queue):
+            return
+        for w in idle:  # the warm-up, while no person's job waits
+            if not self._queue and self._background_slot():
+                step = self.warmup.next_for(w, self._live)
+            else:
+                # The worker kept for people, while bot jobs keep the others busy: it loads the
+                # agents they compiled before those jobs (a load takes seconds once, where a
+                # person's move would otherwise wait for it).
+                step = self.warmup.next_load_for(w)
+            if step is not None:
+                self._send_job(w, self.warmup.job(step, self.workers >= 2, self.start_timeout))
 
     def _send_job(self, w: Worker, job: Job) -> None:
         """Start `job` on the idle worker `w`; its cap starts now."""

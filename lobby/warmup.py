@@ -218,6 +218,19 @@ class Warmup:
             return None
         return self.next_step(w.warmed, {v.job.step for v in live if v.job})
 
+    def next_load_for(self, w: Worker) -> warming.WarmStep | None:
+        """The next step `w` has not done that only loads from numba's cache (compiled before
+        this start, or by another worker: quick), none for the plain one."""
+        if w.plain:
+            return None
+        for step in self._plan:
+            compiled = step.key in self._done or step.key in self._cached
+            if not compiled or step.key in w.warmed:
+                continue
+            if self._failed.get(step.key, 0) < WARM_ATTEMPTS:
+                return step
+        return None
+
     def plain_helps(self, step: str, budget: Budget, live: Iterable[Worker]) -> bool:
         """Whether the plain worker should answer for the agent of `step`: it is worth it
         (`plain_worth`), and the plain worker is there among the `live` ones."""

@@ -43,7 +43,7 @@ class Job:
     step: str | None = None  # the warm-up step of the agent it runs (decisions)
     warm: warming.WarmStep | None = None  # a warm-up step itself (not counted as a job)
     queued: float = field(default_factory=time.monotonic)
-    taken: float | None = None  # given a worker (which may first load its agent's kernels)
+    taken: float | None = None  # given a worker that first loads its agent's kernels
     started: float | None = None
 
 

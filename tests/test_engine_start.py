@@ -66,9 +66,11 @@ def sleeper(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def slow_warm(step: warm.WarmStep, gentle: bool = False, seconds: float = 0.0) -> None:
-    """A warm-up step that takes `seconds` longer (the compile of a first run)."""
-    time.sleep(seconds)
+def gated_warm(step: warm.WarmStep, gentle: bool = False, gate: str = "") -> None:
+    """A warm-up step that lasts until the file `gate` exists (the compile of a first run,
+    ended when the test says so: however loaded the machine, it is still under way before)."""
+    while not Path(gate).exists():
+        time.sleep(0.02)
     lobby.jobs.warm_in_worker(step, gentle)
 
 
@@ -115,10 +117,11 @@ def _one_step_plan(
 
 
 async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compiled(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "medium"))
-    slow = functools.partial(slow_warm, seconds=scaled(4.0))
+    gate = tmp_path / "compiled"
+    slow = functools.partial(gated_warm, gate=str(gate))
     monkeypatch.setattr(lobby.warmup, "warm_in_worker", slow)
     pool = EnginePool(workers=1)
     await pool.start()
@@ -137,6 +140,7 @@ async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compi
         moved = asyncio.ensure_future(pool.choose(state, expert.spec, expert.budget, seed=7))
         await asyncio.sleep(scaled(0.5))
         assert not moved.done() and not pool.status().warm
+        gate.touch()  # the compile ends
         assert (await moved).move in state.legal_moves()
         await asyncio.wait_for(pool.everything(), scaled(60))
         assert pool.status().warm and pool.status().note() == ""
@@ -173,8 +177,9 @@ async def test_a_warm_start_has_no_plain_worker_and_warms_in_the_background(
 
 
 PLAIN_MOVES = """
-import json, random, sys
+import json, os, random, sys
 from engine import warm
+warm.PLAIN_SECONDS *= float(os.environ["PLAIN_SCALE"])  # a loaded machine: the same depth
 from engine.agents import registry
 from engine.agents.opponents import opponent
 from engine.games import new_game
@@ -217,7 +222,7 @@ def test_plain_python_plays_the_compiled_agents_own_moves() -> None:
             deep = o.budget.time is not None
             for length in (0, 3) if deep else (0, 5, 17, 30):
                 cases.append((game, o.name, _position(game, length, rng)))
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PLAIN_SCALE=str(scaled(1.0)))
     proc = subprocess.run(
         [sys.executable, "-W", "ignore", "-c", PLAIN_MOVES], input=json.dumps(cases), cwd=ROOT,
         env=env, capture_output=True, text=True, timeout=scaled(600),
@@ -236,3 +241,36 @@ def test_plain_python_plays_the_compiled_agents_own_moves() -> None:
             checked += 1
             assert move == str(compiled.move), (game, name, plies)
     assert checked >= len(cases) - 2
+
+
+async def test_a_worker_kept_for_people_loads_every_compiled_agent_while_bot_jobs_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Background jobs (bot matches, training) keep one worker busy all along: the worker kept
+    for people still loads the agents another worker compiled, before those jobs, so a
+    person's move never waits for a load."""
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "easy", True))
+    pool = EnginePool(workers=2)
+    await pool.start()
+    background: list[asyncio.Future[None]] = []
+    try:
+        # from the start, one bot job after another, more than a worker can take
+        background = [asyncio.ensure_future(pool.run(sleeper, scaled(2.0))) for _ in range(6)]
+        await asyncio.wait_for(pool.everything(), scaled(60))
+        key = "connect4-easy"
+        for _ in range(int(scaled(200))):
+            workers = [w for w in pool._live if not w.plain]
+            if len(workers) == 2 and all(key in w.warmed for w in workers):
+                break
+            await asyncio.sleep(0.05)
+        assert [key in w.warmed for w in pool._live if not w.plain] == [True, True]
+        assert not all(f.done() for f in background)  # while the bot jobs still ran
+        easy = registry.LEVELS["connect4"]["easy"]
+        state = Connect4State.from_moves("44")
+        await pool.choose(state, easy.spec, easy.budget, seed=3, urgent=True)
+        [person] = [t for t in pool.timings if t.urgent]
+        assert person.load == 0.0
+    finally:
+        for f in background:
+            f.cancel()
+        await pool.close()
