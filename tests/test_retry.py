@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from db.store import Store
-from engine.analysis import VERSION, Review, analysis_kit
+from engine.analysis import VERSION, Review, analyse
+from engine.games import new_game
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadMove, BadRequest, NotInMatch
 from lobby.pool import EnginePool
-from lobby.retry import attempt_line, best_line, holds, mistakes, step_lines
+from lobby.retry import attempt_line, best_line, holds, judge, mistakes, step_lines
 from tests.boardbot import ALICE, BOB, CAROL, buttons, callbacks, make_bot
 from tests.clock import Clock
 from tests.harness import Call
@@ -42,12 +43,21 @@ async def played(lobby: Lobby, first: Person, second: Person, moves: str = GAME)
     return snap.id
 
 
+def warm_solvers() -> None:
+    """Every kernel an analysis and a retry use, compiled or loaded with all the time they
+    need: a first compile or load on a busy machine would eat a one-second budget."""
+    analyse("connect4", list(GAME), None, 60.0)
+    state, rng, moves = new_game("othello"), random.Random(5), list[str]()
+    while len(moves) < 50:
+        move = rng.choice(state.legal_moves())
+        moves.append(state.move_to_str(move))
+        state = state.play(move)
+    judge("othello", None, moves, state.move_to_str(state.legal_moves()[0]), 60.0)
+
+
 @pytest.fixture(autouse=True, scope="module")
-def _solvers_loaded() -> None:
-    """The solvers' kernels and tables loaded once, before any job's cap runs: their first
-    load in a busy process can take longer than a job of a one-second budget may."""
-    for game in ("connect4", "othello"):
-        analysis_kit(game).load_solvers()
+def _solvers_warm() -> None:
+    warm_solvers()
 
 
 @pytest.fixture

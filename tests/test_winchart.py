@@ -12,13 +12,13 @@ import pytest
 from PIL import Image
 
 from db.store import Store
-from engine.analysis import Analysis, Review, analysis_kit
+from engine.analysis import Analysis, Review
 from lobby.charts import CHART_HEIGHT, WIDTH, win_chart
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.moments import MAX_ALT_TEXT, alt_text, key_moments, moment_lines, win_chances
 from lobby.pool import EnginePool
 from tests.test_console import replies, run
-from tests.test_retry import GAME, played
+from tests.test_retry import GAME, played, warm_solvers
 
 ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
 
@@ -82,11 +82,8 @@ def test_the_graph_is_a_small_png_and_its_alt_text_fits_discord() -> None:
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _solvers_loaded() -> None:
-    """The solvers' kernels and tables loaded once, before any job's cap runs: their first
-    load in a busy process can take longer than a job of a one-second budget may."""
-    for game in ("connect4", "othello"):
-        analysis_kit(game).load_solvers()
+def _solvers_warm() -> None:
+    warm_solvers()
 
 
 @pytest.fixture
