@@ -195,7 +195,7 @@ class Lobby:
     ) -> Snapshot:
         """A person against an opponent (`Starts.start_pve`); the bot's first move, if it
         moves first, starts in the background."""
-        await self.settings.check_start(where, game, [level], raw_ok or self.config.raw_specs)
+        await self.settings.check_start(where, game, [level], raw_ok)
         snap = await self.starts.start_pve(person, game, level, first, where, raw_ok=raw_ok)
         self.turns.schedule(snap)
         return snap
@@ -229,9 +229,7 @@ class Lobby:
         raw_ok: bool = False,
     ) -> Snapshot:
         """Two agents, for spectators (`Starts.start_eve`); they start playing at once."""
-        await self.settings.check_start(
-            where, game, [first, second], raw_ok or self.config.raw_specs
-        )
+        await self.settings.check_start(where, game, [first, second], raw_ok)
         snap = await self.starts.start_eve(
             game, first, second, where, delay, starter, raw_ok=raw_ok
         )
@@ -515,7 +513,7 @@ class Lobby:
         await self.tasks.close()
         await self.learning.close(timeout)
 
-    # ------------------------------------------------------------------ preferences
+    # ------------------------------------------------------------------ preferences, settings
 
     @boundary
     async def board_style(self, person: Person) -> str:
@@ -528,11 +526,8 @@ class Lobby:
         return await self.prefs.set_board_style(person, style)
 
     async def board_style_for(self, snap: Snapshot) -> str:
-        """How the board of `snap` is shown: `image` if one of its people prefers it; never
-        raises (a store that cannot answer leaves it `emoji`)."""
+        """`image` if one of the people of `snap` prefers it, else `emoji`; never raises."""
         return await self.prefs.style_for(snap)
-
-    # ------------------------------------------------------------------ server settings
 
     @boundary
     async def server_settings(self, guild_id: int | None) -> ServerSettings:
@@ -543,8 +538,7 @@ class Lobby:
     async def change_settings(
         self, guild_id: int | None, person: Person, changes: dict[str, Any]
     ) -> ServerSettings:
-        """Change a server's settings, each value checked, logged with who made the change
-        (the front end checks who may)."""
+        """Change a server's settings, each checked, logged with who (the front end checks)."""
         return await self.settings.change(guild_id, person, changes)
 
     # ------------------------------------------------------------------ listings

@@ -238,6 +238,7 @@ class Settings:
         """A match or challenge may start here: the channel, the game, the opponents' levels
         (an opponent that is no level is not limited by them)."""
         game = offer_named(offer).game
+        raw_ok = raw_ok or self._config.raw_specs
         levels = [self._people.agent_choice(game, text, raw_ok).level for text in opponents]
         found = await self.of(where.guild_id)
         channels = found.value("channels")
