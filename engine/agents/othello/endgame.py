@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 from numba import types
+from numba.np.numpy_support import from_dtype
 
 from engine.agents.othello.endlast import (
     _NODES,
@@ -50,7 +51,6 @@ from engine.games.bits import typed_kernel as _typed
 from engine.games.othkernels import flips, legal_mask
 
 U64Array = npt.NDArray[np.uint64]
-I8Array = npt.NDArray[np.int8]
 I64Array = npt.NDArray[np.int64]
 
 # stats slots, shared with search.py (which also uses 4); the node count's is endlast.py's
@@ -75,11 +75,33 @@ MAX_MOVES = 36
 PASS_MOVE = 64
 
 
+TT_ENTRY = np.dtype(
+    [
+        ("me", np.uint64),
+        ("opp", np.uint64),
+        ("lower", np.int8),
+        ("upper", np.int8),
+        ("move", np.int8),
+        ("empties", np.int8),  # -1: a free entry
+    ],
+    align=True,
+)
+"""An entry of the transposition table: the position, the bounds of its score, its best move
+(24 bytes, in one piece: a probe reads one or two cache lines, not one in each of two arrays)."""
+TTArray = npt.NDArray[np.void]
+
+
+def new_table(bits: int) -> TTArray:
+    """An empty transposition table of 2**bits entries."""
+    tt = np.zeros(1 << bits, dtype=TT_ENTRY)
+    tt["empties"] = -1
+    return tt
+
+
 class Tables(NamedTuple):
     """What the solver reads and writes besides its counters."""
 
-    keys: U64Array  # the transposition table, below
-    vals: I8Array
+    tt: TTArray  # the transposition table, below
     mv: I64Array  # per ply: the moves and their order scores
     fl: U64Array  # per ply: each move's flips
     edge: npt.NDArray[np.uint8]  # the stable discs of an edge (`endlast.edge_table`)
@@ -87,8 +109,7 @@ class Tables(NamedTuple):
 
 _TABLES = types.NamedTuple(
     (
-        types.uint64[:, ::1],
-        types.int8[:, ::1],
+        types.Array(from_dtype(TT_ENTRY), 1, "C"),
         types.int64[:, :, ::1],
         types.uint64[:, ::1],
         types.uint8[::1],
@@ -97,7 +118,6 @@ _TABLES = types.NamedTuple(
 )  # type: ignore[no-untyped-call]
 
 # -- the table --------------------------------------------------------------------------------
-# keys[i] = (me, opp); vals[i] = (lower, upper, move, empties), empties -1 = free.
 
 
 @kernel
@@ -108,10 +128,10 @@ def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
 
 
 @search_kernel
-def _find(me: np.uint64, opp: np.uint64, s: int, keys: U64Array, vals: I8Array) -> int:
-    if vals[s, 3] >= 0 and keys[s, 0] == me and keys[s, 1] == opp:
+def _find(me: np.uint64, opp: np.uint64, s: int, tt: TTArray) -> int:
+    if tt[s].empties >= 0 and tt[s].me == me and tt[s].opp == opp:
         return s
-    if vals[s + 1, 3] >= 0 and keys[s + 1, 0] == me and keys[s + 1, 1] == opp:
+    if tt[s + 1].empties >= 0 and tt[s + 1].me == me and tt[s + 1].opp == opp:
         return s + 1
     return -1
 
@@ -126,34 +146,30 @@ def _store(
     beta: int,
     best: int,
     move: int,
-    keys: U64Array,
-    vals: I8Array,
+    tt: TTArray,
 ) -> None:
     """Record what a search with window (alpha, beta) found: an exact score or a bound."""
-    e = _find(me, opp, s, keys, vals)
+    e = _find(me, opp, s, tt)
     if e < 0:
         # slot s keeps the deeper entry, s + 1 takes the rest
-        if vals[s, 3] <= empties:
-            if vals[s, 3] >= 0:
-                keys[s + 1, 0] = keys[s, 0]
-                keys[s + 1, 1] = keys[s, 1]
-                for i in range(4):
-                    vals[s + 1, i] = vals[s, i]
+        if tt[s].empties <= empties:
+            if tt[s].empties >= 0:
+                tt[s + 1] = tt[s]
             e = s
         else:
             e = s + 1
-        keys[e, 0] = me
-        keys[e, 1] = opp
-        vals[e, 0] = -64
-        vals[e, 1] = 64
-        vals[e, 2] = -1
-        vals[e, 3] = empties
-    if best < beta and best < vals[e, 1]:
-        vals[e, 1] = best
-    if best > alpha and best > vals[e, 0]:
-        vals[e, 0] = best
-    if move >= 0 and (best > alpha or vals[e, 2] < 0):
-        vals[e, 2] = move
+        tt[e].me = me
+        tt[e].opp = opp
+        tt[e].lower = -64
+        tt[e].upper = 64
+        tt[e].move = -1
+        tt[e].empties = empties
+    if best < beta and best < tt[e].upper:
+        tt[e].upper = best
+    if best > alpha and best > tt[e].lower:
+        tt[e].lower = best
+    if move >= 0 and (best > alpha or tt[e].move < 0):
+        tt[e].move = move
 
 
 # -- the shallow layer ------------------------------------------------------------------------
@@ -360,13 +376,13 @@ def _pvs(
     s = 0
     tt_move = -1
     if use_tt:
-        s = _slot(me, opp, tables.keys.shape[0])
-        e = _find(me, opp, s, tables.keys, tables.vals)
+        s = _slot(me, opp, tables.tt.shape[0])
+        e = _find(me, opp, s, tables.tt)
         if e >= 0:
-            tt_move = int(tables.vals[e, 2])
+            tt_move = int(tables.tt[e].move)
             if ply > 0:
-                lo = int(tables.vals[e, 0])
-                hi = int(tables.vals[e, 1])
+                lo = int(tables.tt[e].lower)
+                hi = int(tables.tt[e].upper)
                 if lo >= beta:
                     return lo
                 if hi <= alpha:
@@ -407,10 +423,10 @@ def _pvs(
             f = tables.fl[ply, i]
             c_me = opp ^ f
             c_opp = me | f | (ONE << np.uint64(tables.mv[ply, 0, i]))
-            cs = _slot(c_me, c_opp, tables.keys.shape[0])
-            ce = _find(c_me, c_opp, cs, tables.keys, tables.vals)
-            if ce >= 0 and -int(tables.vals[ce, 1]) >= beta:
-                return -int(tables.vals[ce, 1])
+            cs = _slot(c_me, c_opp, tables.tt.shape[0])
+            ce = _find(c_me, c_opp, cs, tables.tt)
+            if ce >= 0 and -int(tables.tt[ce].upper) >= beta:
+                return -int(tables.tt[ce].upper)
     best = _NONE
     best_move = -1
     for i in range(n):
@@ -453,7 +469,7 @@ def _pvs(
                 if alpha >= beta:
                     break
     if use_tt:
-        _store(me, opp, s, n_empty, alpha0, beta0, best, best_move, tables.keys, tables.vals)
+        _store(me, opp, s, n_empty, alpha0, beta0, best, best_move, tables.tt)
     if ply == 0:
         stats[_BEST] = best_move
     return best
@@ -483,14 +499,13 @@ def _aspiration(
     lo = -64
     hi = 64
     best_move = -1
-    keys = tables.keys
-    vals = tables.vals
-    s = _slot(me, opp, keys.shape[0])
-    e = _find(me, opp, s, keys, vals)
+    tt = tables.tt
+    s = _slot(me, opp, tt.shape[0])
+    e = _find(me, opp, s, tt)
     if e >= 0:
-        lo = int(vals[e, 0])
-        hi = int(vals[e, 1])
-        best_move = int(vals[e, 2])
+        lo = int(tt[e].lower)
+        hi = int(tt[e].upper)
+        best_move = int(tt[e].move)
     while True:
         if lo >= beta or lo == hi:
             stats[_BEST] = best_move
@@ -576,13 +591,13 @@ def solve_root(
 
 
 @search_kernel
-def hint_move(me: np.uint64, opp: np.uint64, move: int, keys: U64Array, vals: I8Array) -> None:
+def hint_move(me: np.uint64, opp: np.uint64, move: int, tt: TTArray) -> None:
     """Make `move` the first one searched at this position (unless the table has a move)."""
-    s = _slot(me, opp, keys.shape[0])
-    e = _find(me, opp, s, keys, vals)
+    s = _slot(me, opp, tt.shape[0])
+    e = _find(me, opp, s, tt)
     if e >= 0:
-        if vals[e, 2] < 0:
-            vals[e, 2] = move
+        if tt[e].move < 0:
+            tt[e].move = move
         return
     # a new entry with no bounds (-64, 64): only the move
-    _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, keys, vals)
+    _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, tt)

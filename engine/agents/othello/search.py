@@ -62,7 +62,6 @@ ZOBRIST = np.random.default_rng(0x07E110).integers(
 
 U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
-I32Array = npt.NDArray[np.int32]
 F32Array = npt.NDArray[np.float32]
 #: The weights argument of the search kernels when the standard evaluation is used.
 STANDARD = np.zeros((1, 1), dtype=np.float32)
@@ -72,11 +71,26 @@ STANDARD.setflags(write=False)
 I64Array = npt.NDArray[np.int64]
 
 
+TT_ENTRY = np.dtype(
+    [
+        ("me", np.uint64),
+        ("opp", np.uint64),
+        ("value", np.int32),
+        ("depth", np.int8),  # -1: a free entry
+        ("flag", np.int8),  # _EXACT, _LOWER or _UPPER
+        ("move", np.int8),
+    ],
+    align=True,
+)
+"""An entry of the transposition table, in one piece (24 bytes: a probe reads one or two
+cache lines, not one in each of two arrays)."""
+TTArray = npt.NDArray[np.void]
+
+
 class Tables(NamedTuple):
     """What the midgame search reads and writes besides its counters."""
 
-    tt_b: U64Array  # transposition table: the (me, opp) boards of each entry
-    tt_v: I32Array  # and its (value, depth, flag, move); depth -1 = free
+    tt: TTArray  # the transposition table (`TT_ENTRY`)
     zob: U64Array  # Zobrist keys (`ZOBRIST`)
     hist: I64Array  # history scores per square
     mv: I64Array  # per ply: the moves and their order scores
@@ -99,10 +113,10 @@ def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
 
 
 @search_kernel
-def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt_b: U64Array, tt_v: I32Array) -> int:
+def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt: TTArray) -> int:
     """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
     for s in range(slot, slot + 2):
-        if tt_v[s, 1] >= 0 and tt_b[s, 0] == me and tt_b[s, 1] == opp:
+        if tt[s].depth >= 0 and tt[s].me == me and tt[s].opp == opp:
             return s
     return -1
 
@@ -116,18 +130,17 @@ def _tt_store(
     value: int,
     flag: int,
     move: int,
-    tt_b: U64Array,
-    tt_v: I32Array,
+    tt: TTArray,
 ) -> None:
-    s = _tt_find(me, opp, slot, tt_b, tt_v)
+    s = _tt_find(me, opp, slot, tt)
     if s < 0:
-        s = slot if tt_v[slot, 1] <= tt_v[slot + 1, 1] else slot + 1
-    tt_b[s, 0] = me
-    tt_b[s, 1] = opp
-    tt_v[s, 0] = value
-    tt_v[s, 1] = depth
-    tt_v[s, 2] = flag
-    tt_v[s, 3] = move
+        s = slot if tt[slot].depth <= tt[slot + 1].depth else slot + 1
+    tt[s].me = me
+    tt[s].opp = opp
+    tt[s].value = value
+    tt[s].depth = depth
+    tt[s].flag = flag
+    tt[s].move = move
 
 
 @search_kernel
@@ -214,14 +227,14 @@ def _negamax(
         if tables.pw.shape[0] > 1:
             pass_indices(tables.pidx, ply)
         return -_negamax(opp, me, depth - 1, -beta, -alpha, ply + 1, tables, stats)
-    slot = int(np.int64(_hash(me, opp, tables.zob) & np.uint64(tables.tt_v.shape[0] - 2)))
+    slot = int(np.int64(_hash(me, opp, tables.zob) & np.uint64(tables.tt.shape[0] - 2)))
     tt_move = -1
-    s = _tt_find(me, opp, slot, tables.tt_b, tables.tt_v)
+    s = _tt_find(me, opp, slot, tables.tt)
     if s >= 0:
-        tt_move = tables.tt_v[s, 3]
-        if ply > 0 and tables.tt_v[s, 1] >= depth:
-            val = int(tables.tt_v[s, 0])
-            flag = tables.tt_v[s, 2]
+        tt_move = int(tables.tt[s].move)
+        if ply > 0 and tables.tt[s].depth >= depth:
+            val = int(tables.tt[s].value)
+            flag = int(tables.tt[s].flag)
             if (
                 flag == _EXACT
                 or (flag == _LOWER and val >= beta)
@@ -285,7 +298,7 @@ def _negamax(
                     tables.hist[sq] += depth * depth
                     break
     flag = _UPPER if best <= alpha0 else (_LOWER if best >= beta else _EXACT)
-    _tt_store(me, opp, slot, depth, best, flag, best_move, tables.tt_b, tables.tt_v)
+    _tt_store(me, opp, slot, depth, best, flag, best_move, tables.tt)
     if ply == 0:
         stats[_BEST] = best_move
     return best
@@ -357,10 +370,8 @@ class OthelloSearch:
     def reset(self, deadline: float | None, node_cap: int | None) -> None:
         """Start a new move: clear the tables, set the limits."""
         if self._tables is None:
-            size = 1 << self.tt_bits
             self._tables = Tables(
-                np.zeros((size, 2), dtype=np.uint64),
-                np.zeros((size, 4), dtype=np.int32),
+                np.zeros(1 << self.tt_bits, dtype=TT_ENTRY),
                 ZOBRIST,
                 np.zeros(64, dtype=np.int64),
                 np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
@@ -378,21 +389,17 @@ class OthelloSearch:
 
     def clear_tt(self) -> None:
         assert self._tables is not None
-        self._tables.tt_v[:, 1] = -1
+        self._tables.tt["depth"] = -1
 
     def clear_endgame_tt(self) -> None:
         if self._eg_tables is not None:
-            self._eg_tables.vals[:, 3] = -1
+            self._eg_tables.tt["empties"] = -1
         self._eg_dirty = False
 
     def _endgame_tables(self) -> eg.Tables:
         if self._eg_tables is None:
-            size = 1 << self.eg_bits
-            vals = np.zeros((size, 4), dtype=np.int8)
-            vals[:, 3] = -1
             self._eg_tables = eg.Tables(
-                np.zeros((size, 2), dtype=np.uint64),
-                vals,
+                eg.new_table(self.eg_bits),
                 np.zeros((eg.MAX_PLY, 2, eg.MAX_MOVES), dtype=np.int64),
                 np.zeros((eg.MAX_PLY, eg.MAX_MOVES), dtype=np.uint64),
                 edge_table(),
@@ -471,7 +478,7 @@ class OthelloSearch:
         stats = self.stats
         self._eg_dirty = True
         if 0 <= hint < 64:
-            eg.hint_move(m, o, hint, tables.keys, tables.vals)
+            eg.hint_move(m, o, hint, tables.tt)
         stats[eg._ROOT_MOVE] = -1
         score = self._chunked(
             lambda: eg.solve_root(m, o, alpha, beta, tables, stats),
