@@ -104,7 +104,6 @@ def search_rate(
 ) -> float:
     """Print and return the midgame nodes/s of one evaluation (CPU time, best repeat)."""
     search = OthelloSearch(eval=name)
-    assert search.weights.shape == weights.shape
     cpu: list[float] = []
     wall: list[float] = []
     nodes = leaves = 0
@@ -204,9 +203,8 @@ def endgame_rate(count: int, seed: int, repeat: int) -> None:
 def warm_up(weights: F32Array) -> None:
     """Compile or load every kernel this benchmark calls (a first call only compiles)."""
     state = positions(1, 20, 0)[0]
-    for w in (STANDARD, weights):
-        search = OthelloSearch(tt_bits=10)
-        search.weights = w
+    for name, w in (("standard", STANDARD), ("patterns", weights)):
+        search = OthelloSearch(tt_bits=10, eval=name)
         search.reset(None, None)
         search.negamax(state.me, state.opp, 2)
         _eval_loop(np.array([state.me], np.uint64), np.array([state.opp], np.uint64), w, 1)
