@@ -137,8 +137,7 @@ async def try_move(interaction: discord.Interaction, match_id: int, ply: int, mo
     lobby, who = bot_of(interaction).lobby, person(interaction.user)
 
     async def work() -> Shown:
-        await lobby.retry_at(match_id, ply, who)  # refused at once if it is not theirs
-        step, tried = await lobby.retry_move(match_id, ply, move, who)
+        step, tried = await lobby.retry_move(match_id, ply, move, who)  # refused before a solve
         return retry_embed(step, tried), retry_view(step)
 
     await _answer(interaction, work())
