@@ -138,9 +138,24 @@ async def try_move(interaction: discord.Interaction, match_id: int, ply: int, mo
 
     async def work() -> Shown:
         step, tried = await lobby.retry_move(match_id, ply, move, who)  # refused before a solve
-        return retry_embed(step, tried), retry_view(step)
+        if not _best_shown(interaction):
+            return retry_embed(step, tried), retry_view(step)
+        _, best = await lobby.retry_best(match_id, ply, who)  # asked for before: it stays
+        return retry_embed(step, tried, best), retry_view(step, best_shown=True)
 
     await _answer(interaction, work())
+
+
+def _best_shown(interaction: discord.Interaction) -> bool:
+    """Whether the clicked retry already shows its best move (it has no button for it)."""
+    message = interaction.message
+    if message is None:
+        return False
+    ids: list[str] = []
+    for row in message.components:
+        children = row.children if isinstance(row, discord.ActionRow) else [row]
+        ids += [getattr(c, "custom_id", None) or "" for c in children]
+    return not any(i.startswith("rb:") for i in ids)
 
 
 async def show_best(interaction: discord.Interaction, match_id: int, ply: int) -> None:

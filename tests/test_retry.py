@@ -247,6 +247,12 @@ async def test_discord_retry_command_tries_best_and_refusals(env: Any) -> None:
     retry = h.messages[mid]
     assert "The best move was column 1" in text_of(retry) and not ids(retry, "rb:")
     assert ids(retry, "rt:")  # the board's inputs stay: try again at will
+    await h.click(retry, f"rt:{n}:{LATE}:6", user=ALICE)
+    retry = h.messages[mid]  # once shown, the best move stays with the next tries
+    assert "Column 7 does not hold" in text_of(retry) and "The best move was column 1" in text_of(
+        retry
+    )
+    assert not ids(retry, "rb:")
 
 
 async def test_discord_retry_button_under_the_analysis_in_a_dm(env: Any) -> None:
