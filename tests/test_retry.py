@@ -18,7 +18,7 @@ import pytest
 from db.store import Store
 from engine.analysis import VERSION, Review, analyse
 from engine.games import new_game
-from lobby.core import Lobby, LobbyConfig, Person
+from lobby.core import Lobby, LobbyConfig, Person, Where
 from lobby.errors import BadMove, BadRequest, NotInMatch
 from lobby.pool import EnginePool
 from lobby.retry import attempt_line, best_line, holds, judge, mistakes, step_lines
@@ -352,3 +352,22 @@ async def test_no_retry_under_the_analysis_of_a_bot_match(env: Any) -> None:
     assert not analysis.get("components")  # nobody played it: nothing to retry
     calls = await h.slash("retry", {"match": snap.id}, user=ALICE)
     assert f"you did not play in match #{snap.id}" in refusal(calls)
+
+
+async def test_a_retry_follows_the_servers_word_on_analyses_of_rated_games(lobby: Lobby) -> None:
+    here = Where(5, 50)
+    snap = await lobby.start_pvp(ANN, BEN, "connect4", here)
+    for i, col in enumerate(GAME):
+        snap = await lobby.play(snap.id, (ANN, BEN)[i % 2], col)
+    assert snap.match.rated and not snap.live
+    step = await lobby.retry(snap.id, ANN)
+    await lobby.change_settings(5, BEN, {"rated_analysis": False})
+    for refused in (
+        lobby.retry(snap.id, ANN),
+        lobby.retry(None, ANN),
+        lobby.retry_move(snap.id, step.ply, "4", ANN),
+        lobby.retry_best(snap.id, step.ply, ANN),
+        lobby.retry_next(snap.id, step.ply, ANN),
+    ):
+        with pytest.raises(BadRequest, match="this server allows no analyses of rated games"):
+            await refused
