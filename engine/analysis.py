@@ -29,6 +29,8 @@ VERDICTS = ("best", "good", "inaccuracy", "miss", "blunder", "unsure")
 OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
 #: The mover's expected score of an exact outcome.
 OUTCOME_CHANCE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+#: A move whose chance stays below this (or above 1 minus it), short of certain, is not judged.
+DECIDED = 0.02
 
 
 class AnalysisKit(Protocol):
@@ -82,7 +84,8 @@ class Review:
     # 1, draw 0.5, loss 0), or Othello's disc value by a logistic curve; None where unknown.
     chance_before: float | None = None
     chance_after: float | None = None
-    accuracy: float | None = None  # 0..1 from the expected score lost (`engine.accuracy`)
+    accuracy: float | None = None  # 0..1 from the expected score lost (`engine.accuracy`);
+    # None: not judged (a chance unknown, or a game already decided: `_decided`)
     why: str | None = None  # an unsure move: "time" (the budget stopped the solver or the
     # search) or "variant" (no solver for this board)
 
@@ -206,6 +209,17 @@ def _first(player: int, chance: float) -> float:
     return chance if player == 0 else 1.0 - chance
 
 
+def _decided(r: Review) -> bool:
+    """The game was as good as decided before the move and still is after it, by a chance
+    that is not certain (an Othello estimate far from even): keeping a lost game is no
+    accuracy, nor is keeping a game won by far. A certain chance (a proven outcome) is
+    judged: keeping a proven win is exact play."""
+    before, after = r.chance_before or 0.0, r.chance_after or 0.0
+    if before in (0.0, 1.0) or after in (0.0, 1.0):
+        return False
+    return max(before, after) < DECIDED or min(before, after) > 1.0 - DECIDED
+
+
 def _accuracies(a: Analysis) -> None:
     """Each judged move's accuracy and each player's, and the players' mistakes."""
     chances: list[float | None] = [None] * (len(a.moves) + 1)  # the first player's
@@ -218,7 +232,7 @@ def _accuracies(a: Analysis) -> None:
     judged: list[list[tuple[float, float]]] = [[], []]
     for r in a.moves:
         side = a.players[r.player]
-        if r.chance_before is not None and r.chance_after is not None:
+        if r.chance_before is not None and r.chance_after is not None and not _decided(r):
             r.accuracy = move_accuracy(r.chance_before, r.chance_after)
             judged[r.player].append((r.accuracy, weight[r.ply]))
         side.blunders += r.verdict == "blunder"

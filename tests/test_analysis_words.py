@@ -55,8 +55,8 @@ def test_othello_chances_follow_the_disc_values(othello: Analysis) -> None:
     assert len(valued) >= len(othello.moves) - 2
     for r in valued:
         assert r.value_best is not None and r.value_played is not None
-        assert r.chance_before == pytest.approx(win_chance(r.value_best), abs=1e-3)
-        assert r.chance_after == pytest.approx(win_chance(r.value_played), abs=1e-3)
+        assert r.chance_before == pytest.approx(win_chance(r.value_best), abs=1e-9)
+        assert r.chance_after == pytest.approx(win_chance(r.value_played), abs=1e-9)
         assert r.loss == pytest.approx(max(0.0, r.value_best - r.value_played), abs=0.11)
         assert -64 <= r.value_played <= r.value_best + 0.05 <= 64.05  # discs, never points
     again = Analysis.from_json(json.loads(json.dumps(othello.to_json())))
@@ -151,3 +151,62 @@ def test_a_game_accuracy_weighs_moves_where_the_chance_moved() -> None:
     one_bad = game_accuracy([(1.0, 1.0)] * 9 + [(0.0, 1.0)])
     assert one_bad is not None and one_bad < 0.5  # the harmonic mean counts a 0% move a lot
     assert math.isclose(game_accuracy([(0.5, 1.0), (0.5, 2.0)]) or 0, 0.5)
+
+
+def test_the_win_chance_curve() -> None:
+    assert win_chance(0.0) == 0.5
+    assert win_chance(5.0) == pytest.approx(0.73, abs=0.01)
+    assert win_chance(-5.0) == pytest.approx(1 - win_chance(5.0))
+    values = [win_chance(v) for v in range(-64, 65)]
+    assert values == sorted(values) and 0 < values[0] < 0.001 and values[-1] > 0.999
+
+
+def test_the_fit_finds_the_slope_that_made_the_results() -> None:
+    from tools.winfit import MAX_SLOPE, by_ply, fit_slope
+
+    rng = random.Random(5)
+    data = []
+    for _ in range(4000):
+        v = rng.uniform(-30, 30)
+        data.append((v, float(rng.random() < 1 / (1 + math.exp(-0.2 * v)))))
+    assert fit_slope(data) == pytest.approx(0.2, abs=0.02)
+    separable = [(v, float(v > 0)) for v, _ in data]  # the value foretells every result
+    assert fit_slope(separable) == MAX_SLOPE
+    bands = by_ply([(i % 61, v, y) for i, (v, y) in enumerate(data)])
+    assert [row["plies"] for row in bands] == [[0, 12], [12, 24], [24, 36], [36, 48], [48, 61]]
+    assert all(row["slope"] == pytest.approx(0.2, abs=0.05) for row in bands)
+
+
+#: Games of the bot's players (two random opening plies, then 0.2 s a move at most), with the
+#: final discs: the expert wiping out a random mover from either side, and a one-ply greedy
+#: player wiping out a random mover in 13 moves.
+LOPSIDED = [
+    (
+        "f5d6c3f4f3g3h3b2g4h4g5g6h5h2h1g2g1h6e2f2h7d1e1f1c1passf7g7e3e8f6passd3d2b4b3e6b5h8"
+        "passc2passc4passa2b1a1passa3passa6b6c5passe7passa7b7c6d7a8b8a4passc7d8c8passa5passf8",
+        (63, 0),
+    ),
+    (
+        "f5f6d3f4g4e3d2c5d6c6g7e6b6f3g2f7g3h8g6h5h7h6e8g5h4h3g8f2h2h1f1f8passg1passe2e1e7pass"
+        "d7d8c8passc7passb7b8a8passb4passc4b5b3b2c3passd1passb1",
+        (0, 55),
+    ),
+    ("f5d6c3g5d7d3h5e6c2g4h3e3e2", (17, 0)),
+]
+
+
+@pytest.mark.parametrize(("moves", "discs"), LOPSIDED)
+def test_the_loser_of_a_lopsided_game_has_low_accuracy(moves: str, discs: tuple[int, int]) -> None:
+    """Keeping a lost game is no accuracy: the loser's moves lost win chance before the game
+    was decided, and the moves after it are not judged."""
+    from engine.analysis import split_moves
+
+    a = analyse("othello", split_moves("othello", moves), budget=9)
+    winner = 0 if discs[0] > discs[1] else 1
+    won, lost = a.players[winner].accuracy, a.players[1 - winner].accuracy
+    assert won is not None and lost is not None
+    assert lost < 0.75 and lost < won, (won, lost)
+    side = a.players[1 - winner]
+    assert side.blunders + side.inaccuracies >= 1
+    if len(a.moves) > 40:  # decided long before its end: the loser's last moves are not judged
+        assert side.judged < sum(r.player != winner for r in a.moves)
