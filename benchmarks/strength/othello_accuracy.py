@@ -18,11 +18,10 @@ average is printed with the times.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import statistics
 import time
 
+from benchmarks.measure import load, percentile
 from engine.analysis import analyse
 from tools.pool import as_done, pool
 from tools.winfit import play
@@ -45,12 +44,6 @@ def job(
 def warm() -> None:
     """Load the kernels before the first timed analysis (a pool worker has done so)."""
     analyse("othello", play(("random", "random"), 0, 0.01)[:30], budget=1.0)
-
-
-def nearest_rank(values: list[float], q: float) -> float:
-    """The smallest value with at least a share `q` of the values at or below it."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 def main() -> None:
@@ -81,7 +74,7 @@ def main() -> None:
     times: list[float] = []
     unsure = moves = 0
     against = f"against {args.opponent}" if args.opponent else "between the types"
-    print(f"{count} games {against}, {args.workers} workers; start: {_load()}", flush=True)
+    print(f"{count} games {against}, {args.workers} workers; start: {load()}", flush=True)
     executor = pool(args.workers, warm)
     try:
         for n, (names, accs, seconds, u, m) in enumerate(as_done(executor, job, jobs), 1):
@@ -110,10 +103,10 @@ def main() -> None:
             )
     print(
         f"\nanalysis time: mean {statistics.mean(times):.2f} s, "
-        f"p95 {nearest_rank(times, 0.95):.2f} s, "
+        f"p95 {percentile(times, 0.95):.2f} s, "
         f"max {max(times):.2f} s over {len(times)} games; unsure {unsure} of {moves} moves"
     )
-    print(f"end: {_load()}")
+    print(f"end: {load()}")
 
 
 def _counted(names: tuple[str, str], opponent: str | None) -> list[int]:
@@ -122,11 +115,6 @@ def _counted(names: tuple[str, str], opponent: str | None) -> list[int]:
     if not opponent:
         return [0, 1]
     return [0 if names[1] == opponent else 1]
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}, {os.cpu_count()} cpus"
 
 
 if __name__ == "__main__":
