@@ -316,7 +316,7 @@ def _turning_point(game: str, reviews: list[Review]) -> tuple[int | None, str | 
             else:
                 text += f"; {what} {r.best} kept it"
     else:
-        text += f" was the costliest: about {r.loss:g} discs below {what} {r.best}"
+        text += f" cost the most win chance: about {r.loss:g} discs below {what} {r.best}"
     return r.ply, text
 
 
