@@ -351,6 +351,7 @@ class Verdict(Core):
             "faults": faults,
             "learning": getattr(self, "faults_info", {}),
             "violations": dict(self.violations),
-            "details": self.details[:20],
+            # the rare kinds first: a load's many late moves must not hide them
+            "details": sorted(self.details, key=lambda d: "did not land" in d)[:20],
             "seconds": round(seconds, 1),
         }
