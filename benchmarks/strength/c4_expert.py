@@ -2,28 +2,34 @@
 
 Positions: N random playouts of 4-30 plies from the empty 7x6 board (seeded; finished games are
 skipped). Oracle: the exact score of every move, from the PyPI package `bitbully` (a C++ solver
-with an opening book; used here as an oracle only, never by engine/) or, with --oracle solver or
-when bitbully is missing, our own `c4solver.best_moves` without a time limit (slow early on).
+with an opening book, AGPL: run as a separate process of the Python given by --oracle, through
+`oracle_bitbully.py`; never imported) or, without --oracle, our own solver.
 
 A move "keeps the outcome" when the sign of its exact score equals the sign of the best move's.
 Reported: the share over all positions, the share excluding lost positions where every move
-keeps the loss (they cannot be got wrong), per ply bucket, and the agent's p50/p95/max time.
+keeps the loss (they cannot be got wrong), per ply bucket, the share of moves of the best exact
+score (the fastest win, the longest defence), and the agent's p50/p95/max time.
 
-    python -m benchmarks.strength.c4_expert --n 300 --agent perfect --time 0.9
+    python -m benchmarks.strength.c4_expert --n 1000 --oracle /tmp/bbenv/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 from benchmarks.measure import load, percentile, sign
 from engine.agents import registry
 from engine.agents.connect4 import solver as c4solver
 from engine.games.connect4 import Connect4State
+
+HERE = Path(__file__).parent
 
 
 def positions(n: int, seed: int) -> list[Connect4State]:
@@ -41,25 +47,31 @@ def positions(n: int, seed: int) -> list[Connect4State]:
     return out
 
 
-def oracle_scores(state: Connect4State, kind: str) -> dict[int, int]:
-    """Exact score of each legal move, from the mover's point of view."""
-    if kind == "bitbully":
-        import bitbully
-
-        agent = oracle_scores.__dict__.setdefault("agent", bitbully.BitBully())
-        board = bitbully.Board.from_moves(list(state.moves))
-        return {int(c): int(v) for c, v in agent.score_all_moves(board).items()}
-    scores = {}
-    cells = state.rows * state.cols
-    for col in state.legal_moves():
-        child = state.play(col)
-        if child.is_over():
-            outcome = child.outcome()
-            scores[col] = 0 if outcome is None or outcome.winner is None else (
-                (cells + 1 - state.ply) // 2)  # fmt: skip
-        else:
-            scores[col] = -c4solver.solve(child)
-    return scores
+def oracle_scores(states: list[Connect4State], python: str | None) -> list[dict[int, int]]:
+    """Exact score of each legal move of each position, from the mover's point of view: by
+    bitbully in a separate process of `python` (`oracle_bitbully.py`), else by our solver."""
+    if python is not None:
+        done = subprocess.run(
+            [python, str(HERE / "oracle_bitbully.py")],
+            input="".join(f"{s.to_notation()}\n" for s in states),
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        rows = [json.loads(line) for line in done.stdout.splitlines()]
+        return [{int(c) - 1: int(v) for c, v in row["scores"].items()} for row in rows]
+    out = []
+    for state in states:
+        scores = {}
+        cells = state.rows * state.cols
+        for col in state.legal_moves():
+            child = state.play(col)
+            if child.is_over():
+                outcome = child.outcome()
+                scores[col] = 0 if outcome is None or outcome.winner is None else (
+                    (cells + 1 - state.ply) // 2)  # fmt: skip
+            else:
+                scores[col] = -c4solver.solve(child)
+        out.append(scores)
+    return out
 
 
 def main() -> None:
@@ -68,15 +80,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--agent", default="perfect")
     ap.add_argument("--time", type=float, default=0.9)
-    ap.add_argument("--oracle", choices=("bitbully", "solver"), default="bitbully")
+    ap.add_argument("--oracle", help="a Python with bitbully installed (else our solver)")
     args = ap.parse_args()
-    oracle = args.oracle
-    if oracle == "bitbully":
-        try:
-            import bitbully  # noqa: F401
-        except ImportError:
-            print("bitbully missing: using our own solver as the oracle", file=sys.stderr)
-            oracle = "solver"
+    oracle = "bitbully" if args.oracle else "solver"
 
     spec, budget = registry.resolve(f"{args.agent}:time={args.time}", "connect4")
     agent = registry.build(spec, "connect4")
@@ -85,18 +91,19 @@ def main() -> None:
     agent.choose(warm, budget, rng)  # compile / load the numba cache outside the timings
 
     states = positions(args.n, args.seed)
-    kept = relevant = kept_relevant = 0
+    all_scores = oracle_scores(states, args.oracle)
+    kept = relevant = kept_relevant = fastest = 0
     times: list[float] = []
     buckets: dict[str, list[int]] = {}
     misses: list[str] = []
-    for i, state in enumerate(states):
-        scores = oracle_scores(state, oracle)
+    for i, (state, scores) in enumerate(zip(states, all_scores, strict=True)):
         best = max(scores.values())
         t0 = time.perf_counter()
         decision = agent.choose(state, budget, rng)
         times.append(time.perf_counter() - t0)
         ok = sign(scores[decision.move]) == sign(best)
         kept += ok
+        fastest += scores[decision.move] == best
         trivial = best < 0 or all(sign(v) == sign(best) for v in scores.values())
         if not trivial:
             relevant += 1
@@ -114,16 +121,14 @@ def main() -> None:
             print(f"... {i + 1}/{len(states)}: kept {kept}/{i + 1}", file=sys.stderr)
 
     n = len(states)
-    lost_all = sum(
-        1 for s in states if max(oracle_scores(s, oracle).values()) < 0
-    ) if oracle == "bitbully" else None  # fmt: skip
+    lost_all = sum(1 for scores in all_scores if max(scores.values()) < 0)
     times.sort()
     print(f"agent {args.agent} time={args.time}  oracle={oracle}  positions={n} seed={args.seed}")
     print(f"keeps the outcome: {kept}/{n} = {kept / n:.1%} (all positions)")
-    if lost_all is not None:
-        excl = n - lost_all
-        kept_excl = kept - lost_all  # every move of a lost position keeps the loss
-        print(f"  excluding {lost_all} lost positions: {kept_excl}/{excl} = {kept_excl / excl:.1%}")
+    excl = n - lost_all
+    kept_excl = kept - lost_all  # every move of a lost position keeps the loss
+    print(f"  excluding {lost_all} lost positions: {kept_excl}/{excl} = {kept_excl / excl:.1%}")
+    print(f"plays the best score (fastest win, longest defence): {fastest}/{n} = {fastest / n:.1%}")
     print(
         f"  positions where a move could lose the outcome: {kept_relevant}/{relevant} = "
         f"{kept_relevant / max(relevant, 1):.1%}"
