@@ -44,7 +44,7 @@ from typing import Any
 import discord
 
 import faults
-from benchmarks.robustness.stacks import dump_tasks_on_sigusr1
+from benchmarks.robustness.stacks import background, dump_tasks_on_sigusr1
 from boot.settings import Config
 from bot import build_lobby, shut_down
 from cogs.client import BoardBot
@@ -75,13 +75,6 @@ class Messages(dict[int, Any]):
         if found:
             emit({"ev": "del", "id": key})
         return value
-
-
-def _ours(task: asyncio.Task[Any]) -> bool:
-    """Background work of the bot that a request must not wait for (turns, clocks, edits)."""
-    code = getattr(task.get_coro(), "cr_code", None)
-    path = getattr(code, "co_filename", "")
-    return any(part in path for part in ("/lobby/", "/cogs/editor.py", "/cogs/training.py"))
 
 
 class Child:
@@ -325,7 +318,7 @@ async def run(args: argparse.Namespace) -> int:
         messages=messages,
         timeout=60.0 * args.time_factor,
         raise_errors=False,
-        ignore_task=_ours,
+        ignore_task=background,
     )
     child = Child(bot, h, args.seed, args.edit_failure, json.loads(args.layout or "{}"))
     await child.announce()

@@ -40,18 +40,13 @@ from benchmarks.robustness.fuzz_figures import bot_moves, changed, engine_jobs
 from benchmarks.robustness.fuzz_inputs import ADMIN, Interactions, hostile_name
 from benchmarks.robustness.fuzz_probes import check_limits, fuzz_console, fuzz_protocol
 from benchmarks.robustness.fuzz_settings import SettingsInputs
+from benchmarks.robustness.stacks import background
 from cogs.client import BoardBot
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from tests.harness import Call, Harness, HarnessError, user
 from tests.harness.mentions import unescaped, unsafe_mentions
-
-
-def _ours(task: asyncio.Task[Any]) -> bool:
-    code = getattr(task.get_coro(), "cr_code", None)
-    path = getattr(code, "co_filename", "")
-    return any(part in path for part in ("/lobby/", "/cogs/editor.py", "/cogs/training.py"))
 
 
 class ErrorLogs(logging.Handler):
@@ -97,7 +92,9 @@ class Fuzzer:
 
         self.bot.owner_check = nobody_owns  # a public server: nobody here owns the bot
         wait = 30 * self.args.time_factor  # how long one interaction's tasks may take
-        self.h = await Harness.create(self.bot, raise_errors=False, ignore_task=_ours, timeout=wait)
+        self.h = await Harness.create(
+            self.bot, raise_errors=False, ignore_task=background, timeout=wait
+        )
         logging.getLogger().addHandler(self.errors)
         self.settings = SettingsInputs(
             self.rng, self.h, self.people, self.mod, self.guilds, self.channels[0]

@@ -1,4 +1,5 @@
-"""`kill -USR1 <pid>` prints every asyncio task's stack to stderr: what a long run waits on."""
+"""The bot's asyncio tasks in a long run: `kill -USR1 <pid>` prints every task's stack to stderr
+(what the run waits on), and which tasks are the bot's background work."""
 
 from __future__ import annotations
 
@@ -6,6 +7,14 @@ import asyncio
 import signal
 import sys
 from typing import Any
+
+
+def background(task: asyncio.Task[Any]) -> bool:
+    """Background work of the bot that a request must not wait for (turns, clocks, edits): the
+    harness's `ignore_task` in the chaos and fuzz runs."""
+    code = getattr(task.get_coro(), "cr_code", None)
+    path = getattr(code, "co_filename", "")
+    return any(part in path for part in ("/lobby/", "/cogs/editor.py", "/cogs/training.py"))
 
 
 def dump_tasks_on_sigusr1() -> None:
