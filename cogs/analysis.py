@@ -18,7 +18,7 @@ from cogs.names import safe_name
 from lobby import present
 from lobby.core import AnalysisReport
 from lobby.errors import LobbyError
-from lobby.moments import moment_lines
+from lobby.moments import alt_text, moment_lines
 
 #: An analysis still running after this many seconds gets a note saying so.
 PROGRESS_AFTER = 2.0
@@ -91,7 +91,13 @@ async def show_analysis(interaction: discord.Interaction, match_id: int | None) 
             discord.File(
                 io.BytesIO(report.chart),
                 filename=f"win-chance-{n}.png",
-                description=report.chart_text,
+                # the graph in words with the names escaped, as everywhere the bot shows them
+                description=alt_text(
+                    report.analysis,
+                    (safe_name(report.replay.names[0]), safe_name(report.replay.names[1])),
+                    n,
+                    present.game_title(report.replay.game),
+                ),
             ),
         ],
         view=analysis_view(n, (await lobby.snapshot(n)).match.kind),

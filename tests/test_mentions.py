@@ -64,3 +64,23 @@ def test_an_escaped_name_has_no_mention_link_markdown_or_second_line(name: str) 
         # every markdown sign is escaped (a backslash before it, itself not escaped)
         unescaped_sign = re.compile(r"(?<!\\)(?:\\\\)*[*_~|`]")
         assert not unescaped_sign.search(shown)
+
+
+async def test_an_analysis_and_its_graphs_words_show_a_hostile_name_escaped(env: Any) -> None:
+    """The analysis of a match with a move in it: its embed and the win-chance graph's alt
+    text (an attachment's description) name the players escaped."""
+    _bot, h = env
+    calls: list[Call] = []
+    calls += await h.slash("play", {"game": "connect4", "opponent": "easy"}, user=MALLORY)
+    board = h.last_message(ephemeral=False)
+    calls += await h.click(board, buttons(board)[3]["custom_id"], user=MALLORY)
+    calls += await h.slash("resign", {}, user=MALLORY)
+    calls += await h.slash("analyse", {}, user=MALLORY)
+    graphs = [
+        a
+        for c in calls
+        for a in (message_body(c) or {}).get("attachments", [])
+        if str(a.get("filename", "")).startswith("win-chance")
+    ]
+    assert graphs and all(a.get("description") for a in graphs)
+    assert [(message_body(c), bad) for c in calls if (bad := unescaped(c))] == []
