@@ -243,11 +243,11 @@ class ExpertAgent(Agent):
         books make this milliseconds on 7x6 before 12 discs, tenths of a second at worst
         after). The score first, then the moves in the heuristic's order until one reaches
         it: among equals the most testing for a fallible opponent. (move, score, nodes so far),
-        or None if the score is not found in 60% of the time, or no move proven in the rest."""
+        or None if the score is not found in 85% of the time, or no move proven in the rest."""
         cap = None if node_cap is None else max(1, node_cap - nodes)
         try:
             score = sv.solve(
-                state, max_nodes=cap, deadline=math.inf if total is None else t0 + 0.6 * total
+                state, max_nodes=cap, deadline=math.inf if total is None else t0 + 0.85 * total
             )
         except sv.BudgetExceeded:
             return None
