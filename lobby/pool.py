@@ -371,14 +371,10 @@ class EnginePool:
             self._send_job(plain, answer)
         if any(job.urgent for job in self._queue):
             return
-        for w in idle:  # the warm-up, while no person's job waits
-            if not self._queue and self._background_slot():
-                step = self.warmup.next_for(w, self._live)
-            else:
-                # The worker kept for people, while bot jobs keep the others busy: it loads the
-                # agents they compiled before those jobs (a load takes seconds once, where a
-                # person's move would otherwise wait for it).
-                step = self.warmup.next_load_for(w)
+        for w in idle:  # the warm-up, while no person's job waits; the worker kept for
+            # people only loads (before bot jobs: seconds once, not at a person's move)
+            free = not self._queue and self._background_slot()
+            step = self.warmup.next_for(w, self._live) if free else self.warmup.next_load_for(w)
             if step is not None:
                 self._send_job(w, self.warmup.job(step, self.workers >= 2, self.start_timeout))
 
