@@ -25,7 +25,7 @@ LEVELS = [
     Level(_C4, "hard", _CHECKERS, Budget(depth=8, time=1.0),
           "looks 8 moves ahead: sees most traps and sets its own (a club player)"),
     Level(_C4, "expert", AgentSpec("perfect"), Budget(time=0.9),
-          "near-perfect: knows the openings and solves most positions exactly (rarely beaten)"),
+          "perfect: solves every position exactly, never lets a win or a draw slip"),
     Level(_OTH, "easy", AgentSpec("greedy-random", {"tie_break": "random"}), Budget(),
           "flips as many discs as it can each move, blind to corners and mobility "
           "(a beginner)"),
