@@ -16,7 +16,6 @@ a machine through the page cache.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import importlib.util
 import mmap
 from pathlib import Path
@@ -40,10 +39,12 @@ EMPTY.flags.writeable = False
 
 
 def path() -> Path | None:
-    """The database file of the installed package, or None when the package is missing."""
-    if importlib.util.find_spec(PACKAGE) is None:
+    """The database file of the installed package, or None when the package is missing. The
+    package's folder is found without importing it: only its data file is used."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
         return None
-    found = Path(str(importlib.resources.files(PACKAGE).joinpath(FILE)))
+    found = Path(next(iter(spec.submodule_search_locations))) / FILE
     return found if found.is_file() else None
 
 
