@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from engine.games.bits import kernel
+from engine.games.bits import kernel, search_kernel
 
 U8 = npt.NDArray[np.uint8]
 
@@ -78,7 +78,7 @@ def code(cur: np.uint64, mask: np.uint64, mirrored: bool) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-@kernel
+@search_kernel
 def _record(book: U8, i: int) -> int:
     """The signed code of record `i`."""
     j = i * RECORD
@@ -87,7 +87,7 @@ def _record(book: U8, i: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-@kernel
+@search_kernel
 def _find(book: U8, target: int) -> int:
     """The stored value of a code, or MISSING."""
     lo = 0
@@ -105,7 +105,7 @@ def _find(book: U8, target: int) -> int:
     return MISSING
 
 
-@kernel
+@search_kernel
 def lookup(book: U8, cur: np.uint64, mask: np.uint64) -> int:
     """Pons' score of a 7x6 position of 12 discs for the side to move, or MISSING.
 

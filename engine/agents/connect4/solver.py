@@ -22,7 +22,7 @@ from engine.agents.connect4 import book as opening
 from engine.agents.connect4 import edge
 from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
-from engine.games.bits import ZERO, kernel, now, popcount
+from engine.games.bits import ZERO, kernel, now, popcount, search_kernel
 from engine.games.connect4 import Connect4State
 
 U64 = npt.NDArray[np.uint64]
@@ -123,7 +123,7 @@ def can_win_next(
     return bool((winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0))
 
 
-@kernel
+@search_kernel
 def _out_of_budget(stats: I64, deadline: float) -> bool:
     """Count a node; every 1024 nodes compare against the node limit and the clock."""
     stats[_NODES] += 1
@@ -134,7 +134,7 @@ def _out_of_budget(stats: I64, deadline: float) -> bool:
     return bool(stats[_ABORTED] != 0)
 
 
-@kernel
+@search_kernel
 def _in_book(book: U64, key: np.uint64, h: int, cols: int) -> int:
     """The opening book's score of a position (`key` = cur + mask), or `edge.MISSING`."""
     column = (np.uint64(1) << np.uint64(h)) - np.uint64(1)
@@ -157,7 +157,7 @@ def _in_book(book: U64, key: np.uint64, h: int, cols: int) -> int:
     return edge.MISSING
 
 
-@kernel
+@search_kernel
 def _negamax(
     cur: np.uint64,
     mask: np.uint64,
@@ -274,7 +274,7 @@ def _tdiv2(x: int) -> int:
     return -((-x) // 2) if x < 0 else x // 2
 
 
-@kernel
+@search_kernel
 def _solve(
     cur: np.uint64,
     mask: np.uint64,
@@ -320,7 +320,7 @@ def _solve(
     return lo
 
 
-@kernel
+@search_kernel
 def _best_moves(
     cur: np.uint64,
     mask: np.uint64,
@@ -364,7 +364,7 @@ def _best_moves(
     return s, best
 
 
-@kernel
+@search_kernel
 def _probe(
     cur: np.uint64,
     mask: np.uint64,
