@@ -8,11 +8,12 @@ Six player types (random, greedy-first, easy, medium, hard, expert) each play `-
 By default every type meets every type: game i pairs type i % 6 with type (i % 6 + i // 6) % 6
 (itself too), and every game counts for both players (so 3 x `--games` games). With
 `--opponent` each type plays its games against that one player, colours alternating, and only
-the type's side counts (6 x `--games` games). Two random opening
-plies (counted for the player who moves then), each move at most `--move-seconds` (a level
-keeps its depth cap and its own time if shorter). Each game is analysed as /analyse does,
-with the analysis budget unless `--budget` says otherwise, in `--workers` processes; the load
-average is printed with the times.
+the type's side counts (6 x `--games` games). A second table counts only the games against
+medium, hard and expert: games between the weakest players stay close for longer, and there
+a move costs more win chance. Two random opening plies (counted for the player who moves then), each
+move at most `--move-seconds` (a level keeps its depth cap and its own time if shorter). Each
+game is analysed as /analyse does, with the analysis budget unless `--budget` says otherwise,
+in `--workers` processes; the load average is printed with the times.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from tools.pool import as_done, pool
 from tools.winfit import play
 
 TYPES = ("random", "greedy-first", "easy", "medium", "hard", "expert")
+#: The second table counts only the games against these (the levels that search).
+STRONG = ("medium", "hard", "expert")
 
 
 def job(
@@ -71,6 +74,7 @@ def main() -> None:
         for i, names in enumerate(pairs)
     ]
     accuracy: dict[str, list[float]] = {t: [] for t in TYPES}
+    strong: dict[str, list[float]] = {t: [] for t in TYPES}
     times: list[float] = []
     unsure = moves = 0
     against = f"against {args.opponent}" if args.opponent else "between the types"
@@ -82,6 +86,8 @@ def main() -> None:
                 acc = accs[seat]
                 if acc is not None:
                     accuracy[names[seat]].append(acc)
+                    if names[1 - seat] in STRONG:
+                        strong[names[seat]].append(acc)
             times.append(seconds)
             unsure, moves = unsure + u, moves + m
             shown = " ".join("-" if a is None else f"{100 * a:.0f}%" for a in accs)
@@ -90,8 +96,19 @@ def main() -> None:
             )
     finally:
         executor.shutdown(cancel_futures=True)
+    _table("all games", accuracy)
+    _table(f"games against {', '.join(STRONG)} only", strong)
     print(
-        "\n| player | games | accuracy mean | median | min | max |\n"
+        f"\nanalysis time: mean {statistics.mean(times):.2f} s, "
+        f"p95 {percentile(times, 0.95):.2f} s, "
+        f"max {max(times):.2f} s over {len(times)} games; unsure {unsure} of {moves} moves"
+    )
+    print(f"end: {load()}")
+
+
+def _table(title: str, accuracy: dict[str, list[float]]) -> None:
+    print(
+        f"\n{title}:\n| player | games | accuracy mean | median | min | max |\n"
         "| --- | --- | --- | --- | --- | --- |"
     )
     for name in TYPES:
@@ -101,12 +118,6 @@ def main() -> None:
                 f"| {name} | {len(got)} | {statistics.mean(got):.1f}% | "
                 f"{statistics.median(got):.1f}% | {min(got):.0f}% | {max(got):.0f}% |"
             )
-    print(
-        f"\nanalysis time: mean {statistics.mean(times):.2f} s, "
-        f"p95 {percentile(times, 0.95):.2f} s, "
-        f"max {max(times):.2f} s over {len(times)} games; unsure {unsure} of {moves} moves"
-    )
-    print(f"end: {load()}")
 
 
 def _counted(names: tuple[str, str], opponent: str | None) -> list[int]:
