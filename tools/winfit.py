@@ -1,18 +1,18 @@
 """The curve that turns an Othello disc value into a win chance, fitted on the bot's own games.
 
     python -m tools.winfit --out PATH [--games 60] [--players medium,hard,expert]
-        [--move-seconds 0.1] [--budget SECONDS] [--workers 2] [--seed 1]
+        [--move-seconds 0.1] [--budget SECONDS] [--workers 2] [--seed 1] [--refit JSON]
 
 Self-play games between the bot's levels (each side a player drawn from `--players`, two random
 opening plies, each move at most `--move-seconds`), each analysed as /analyse does
 (`engine.analysis.analyse`). Every position the analysis valued gives a sample: its ply, the
 value in discs for the side to move (the best move's, exact or a search's estimate) and that
-side's result (win 1, draw 0.5, loss 0). A disc counts for more as the game goes on (less can
-change), so the curve P(v) = 1 / (1 + exp(-k v)) gets a slope k per band of plies: the one
-that makes the band's results most likely (Newton's method on the log-likelihood), and the
-one of all positions. Written to PATH as JSON, with the calibration by value band (the mean
-chance the curve gives against the mean result); `engine/agents/othello/analysis.py` ships
-the slopes as `WIN_SLOPES`.
+side's result (win 1, draw 0.5, loss 0). The slope k of P(v) = 1 / (1 + exp(-k v)) is the one
+that makes the results most likely (Newton's method on the log-likelihood): over all positions
+(`engine/agents/othello/analysis.py` ships it as `WIN_SLOPE`), and per band of 12 plies, to
+show how much a disc means as the game goes on. Written to PATH as JSON with the calibration
+by value band (the mean chance the curve gives against the mean result) and the samples, which
+`--refit` fits again without playing.
 """
 
 from __future__ import annotations
