@@ -129,9 +129,9 @@ def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
 
 @search_kernel
 def _find(me: np.uint64, opp: np.uint64, s: int, tt: TTArray) -> int:
-    if tt[s].empties >= 0 and tt[s].me == me and tt[s].opp == opp:
+    if tt[s]["empties"] >= 0 and tt[s]["me"] == me and tt[s]["opp"] == opp:
         return s
-    if tt[s + 1].empties >= 0 and tt[s + 1].me == me and tt[s + 1].opp == opp:
+    if tt[s + 1]["empties"] >= 0 and tt[s + 1]["me"] == me and tt[s + 1]["opp"] == opp:
         return s + 1
     return -1
 
@@ -152,24 +152,24 @@ def _store(
     e = _find(me, opp, s, tt)
     if e < 0:
         # slot s keeps the deeper entry, s + 1 takes the rest
-        if tt[s].empties <= empties:
-            if tt[s].empties >= 0:
+        if tt[s]["empties"] <= empties:
+            if tt[s]["empties"] >= 0:
                 tt[s + 1] = tt[s]
             e = s
         else:
             e = s + 1
-        tt[e].me = me
-        tt[e].opp = opp
-        tt[e].lower = -64
-        tt[e].upper = 64
-        tt[e].move = -1
-        tt[e].empties = empties
-    if best < beta and best < tt[e].upper:
-        tt[e].upper = best
-    if best > alpha and best > tt[e].lower:
-        tt[e].lower = best
-    if move >= 0 and (best > alpha or tt[e].move < 0):
-        tt[e].move = move
+        tt[e]["me"] = me
+        tt[e]["opp"] = opp
+        tt[e]["lower"] = -64
+        tt[e]["upper"] = 64
+        tt[e]["move"] = -1
+        tt[e]["empties"] = empties
+    if best < beta and best < tt[e]["upper"]:
+        tt[e]["upper"] = best
+    if best > alpha and best > tt[e]["lower"]:
+        tt[e]["lower"] = best
+    if move >= 0 and (best > alpha or tt[e]["move"] < 0):
+        tt[e]["move"] = move
 
 
 # -- the shallow layer ------------------------------------------------------------------------
@@ -379,10 +379,10 @@ def _pvs(
         s = _slot(me, opp, tables.tt.shape[0])
         e = _find(me, opp, s, tables.tt)
         if e >= 0:
-            tt_move = int(tables.tt[e].move)
+            tt_move = int(tables.tt[e]["move"])
             if ply > 0:
-                lo = int(tables.tt[e].lower)
-                hi = int(tables.tt[e].upper)
+                lo = int(tables.tt[e]["lower"])
+                hi = int(tables.tt[e]["upper"])
                 if lo >= beta:
                     return lo
                 if hi <= alpha:
@@ -425,8 +425,8 @@ def _pvs(
             c_opp = me | f | (ONE << np.uint64(tables.mv[ply, 0, i]))
             cs = _slot(c_me, c_opp, tables.tt.shape[0])
             ce = _find(c_me, c_opp, cs, tables.tt)
-            if ce >= 0 and -int(tables.tt[ce].upper) >= beta:
-                return -int(tables.tt[ce].upper)
+            if ce >= 0 and -int(tables.tt[ce]["upper"]) >= beta:
+                return -int(tables.tt[ce]["upper"])
     best = _NONE
     best_move = -1
     for i in range(n):
@@ -503,9 +503,9 @@ def _aspiration(
     s = _slot(me, opp, tt.shape[0])
     e = _find(me, opp, s, tt)
     if e >= 0:
-        lo = int(tt[e].lower)
-        hi = int(tt[e].upper)
-        best_move = int(tt[e].move)
+        lo = int(tt[e]["lower"])
+        hi = int(tt[e]["upper"])
+        best_move = int(tt[e]["move"])
     while True:
         if lo >= beta or lo == hi:
             stats[_BEST] = best_move
@@ -596,8 +596,8 @@ def hint_move(me: np.uint64, opp: np.uint64, move: int, tt: TTArray) -> None:
     s = _slot(me, opp, tt.shape[0])
     e = _find(me, opp, s, tt)
     if e >= 0:
-        if tt[e].move < 0:
-            tt[e].move = move
+        if tt[e]["move"] < 0:
+            tt[e]["move"] = move
         return
     # a new entry with no bounds (-64, 64): only the move
     _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, tt)

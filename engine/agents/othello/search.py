@@ -116,7 +116,7 @@ def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
 def _tt_find(me: np.uint64, opp: np.uint64, slot: int, tt: TTArray) -> int:
     """Index of the entry for (me, opp) in the bucket at `slot`, or -1."""
     for s in range(slot, slot + 2):
-        if tt[s].depth >= 0 and tt[s].me == me and tt[s].opp == opp:
+        if tt[s]["depth"] >= 0 and tt[s]["me"] == me and tt[s]["opp"] == opp:
             return s
     return -1
 
@@ -134,13 +134,13 @@ def _tt_store(
 ) -> None:
     s = _tt_find(me, opp, slot, tt)
     if s < 0:
-        s = slot if tt[slot].depth <= tt[slot + 1].depth else slot + 1
-    tt[s].me = me
-    tt[s].opp = opp
-    tt[s].value = value
-    tt[s].depth = depth
-    tt[s].flag = flag
-    tt[s].move = move
+        s = slot if tt[slot]["depth"] <= tt[slot + 1]["depth"] else slot + 1
+    tt[s]["me"] = me
+    tt[s]["opp"] = opp
+    tt[s]["value"] = value
+    tt[s]["depth"] = depth
+    tt[s]["flag"] = flag
+    tt[s]["move"] = move
 
 
 @search_kernel
@@ -231,10 +231,10 @@ def _negamax(
     tt_move = -1
     s = _tt_find(me, opp, slot, tables.tt)
     if s >= 0:
-        tt_move = int(tables.tt[s].move)
-        if ply > 0 and tables.tt[s].depth >= depth:
-            val = int(tables.tt[s].value)
-            flag = int(tables.tt[s].flag)
+        tt_move = int(tables.tt[s]["move"])
+        if ply > 0 and tables.tt[s]["depth"] >= depth:
+            val = int(tables.tt[s]["value"])
+            flag = int(tables.tt[s]["flag"])
             if (
                 flag == _EXACT
                 or (flag == _LOWER and val >= beta)
