@@ -424,7 +424,7 @@ class _Context:
         packed = keys_ << np.uint64(8) | (scores.astype(np.int64) + 128).astype(np.uint64)
         self.variant = Variant(
             self.h, self.cells, self.bottom, self.board, colmasks,
-            opening.MAX_PLY if packed.shape[0] else -1, packed,
+            opening.BOOK_PLY if packed.shape[0] else -1, packed,
             edge.PLY if db.shape[0] else -1, db,
         )  # fmt: skip
         movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
