@@ -34,7 +34,10 @@ from tests.harness.payloads import (
     Call,
     FakeUser,
     custom_ids,
+    dm_context,
+    guild_context,
     snowflake,
+    text_channel,
     walk_components,
 )
 
@@ -341,20 +344,7 @@ class Harness(FakeDiscord):
             "stage_instances": [],
             "guild_scheduled_events": [],
             "channels": [
-                {
-                    "id": str(cid),
-                    "type": 0,
-                    "guild_id": str(gid),
-                    "name": f"channel-{i}",
-                    "position": i,
-                    "permission_overwrites": [],
-                    "parent_id": None,
-                    "nsfw": False,
-                    "topic": None,
-                    "rate_limit_per_user": 0,
-                    "last_message_id": None,
-                    "flags": 0,
-                }
+                text_channel(cid, gid, name=f"channel-{i}", position=i, permission_overwrites=[])
                 for i, cid in enumerate(cids)
             ],
         }
@@ -396,42 +386,7 @@ class Harness(FakeDiscord):
             "entitlements": [],
             "attachment_size_limit": 10 * 1024 * 1024,
         }
-        if gid is not None:
-            payload.update(
-                guild_id=str(gid),
-                guild={"id": str(gid), "locale": "en-US", "features": []},
-                guild_locale="en-US",
-                member=user.member_payload(),
-                context=0,
-                authorizing_integration_owners={"0": str(gid)},
-                channel={
-                    "id": str(cid),
-                    "type": 0,
-                    "guild_id": str(gid),
-                    "name": "general",
-                    "position": 0,
-                    "parent_id": None,
-                    "nsfw": False,
-                    "topic": None,
-                    "rate_limit_per_user": 0,
-                    "last_message_id": None,
-                    "flags": 0,
-                    "permissions": str(user.permissions),
-                },
-            )
-        else:
-            payload.update(
-                user=user.user_payload(),
-                context=1,
-                authorizing_integration_owners={"0": "0"},
-                channel={
-                    "id": str(cid),
-                    "type": 1,
-                    "flags": 0,
-                    "last_message_id": None,
-                    "recipients": [user.user_payload()],
-                },
-            )
+        payload.update(guild_context(gid, cid, user) if gid is not None else dm_context(cid, user))
         if message is not None:
             payload["message"] = message
         self._channel_guilds.setdefault(cid, gid)

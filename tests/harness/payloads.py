@@ -221,3 +221,50 @@ class Call:
     def __repr__(self) -> str:
         extra = f" type={self.callback_type}" if self.is_callback else ""
         return f"<Call {self.seam} {self.method} {self.route}{extra}>"
+
+
+def text_channel(cid: int, gid: int, **fields: Any) -> JSON:
+    """A guild text channel as Discord describes it (`fields` add to or replace the usual)."""
+    return {
+        "id": str(cid),
+        "type": 0,
+        "guild_id": str(gid),
+        "name": "general",
+        "position": 0,
+        "parent_id": None,
+        "nsfw": False,
+        "topic": None,
+        "rate_limit_per_user": 0,
+        "last_message_id": None,
+        "flags": 0,
+        **fields,
+    }
+
+
+def guild_context(gid: int, cid: int, user: FakeUser) -> JSON:
+    """An interaction's fields about where it happens: a guild's text channel, as a member."""
+    return {
+        "guild_id": str(gid),
+        "guild": {"id": str(gid), "locale": "en-US", "features": []},
+        "guild_locale": "en-US",
+        "member": user.member_payload(),
+        "context": 0,
+        "authorizing_integration_owners": {"0": str(gid)},
+        "channel": text_channel(cid, gid, permissions=str(user.permissions)),
+    }
+
+
+def dm_context(cid: int, user: FakeUser) -> JSON:
+    """An interaction's fields about where it happens: a DM with the bot."""
+    return {
+        "user": user.user_payload(),
+        "context": 1,
+        "authorizing_integration_owners": {"0": "0"},
+        "channel": {
+            "id": str(cid),
+            "type": 1,
+            "flags": 0,
+            "last_message_id": None,
+            "recipients": [user.user_payload()],
+        },
+    }
