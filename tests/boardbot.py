@@ -32,7 +32,7 @@ async def make_bot(
 ) -> tuple[BoardBot, Harness]:
     """The bot on `db`; `messages`: what Discord shows from before (a restart)."""
     store = await Store.open(db, clock=clock)
-    # No pause between challenges of a pair here (tests/test_abuse.py tests the limits).
+    # No pause between challenges of a pair here (tests/cogs/test_abuse.py tests the limits).
     config = LobbyConfig(seed=7, challenge_cooldown=0)
     lobby = Lobby(store, pool, config, clock=clock, sleep=no_sleep)
     bot = BoardBot(lobby, run_clock=False)

@@ -1,4 +1,4 @@
-"""One shard's bot process for tests/test_shards.py: a lobby over shard K of 2 with its own
+"""One shard's bot process for tests/lobby/test_shards.py: a lobby over shard K of 2 with its own
 engine worker and a running clock; with a guild id it starts a match there against a slow agent
 that moves first, prints the match id, and lives until killed.
 

@@ -7,7 +7,7 @@ what another function handed it).
     python -m tools.housemap            # write the block between the doc's two markers
     python -m tools.housemap --check    # exit 1 if the doc's block is not what the code gives
 
-tests/test_docs.py runs the check. A step that no longer matches the code stops the
+tests/house/test_docs.py runs the check. A step that no longer matches the code stops the
 generation with a line naming it: the walk below is then rewritten with the code.
 """
 

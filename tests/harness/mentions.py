@@ -1,6 +1,6 @@
 """Checks of what the bot sends that names people chose must never break: no request lets
 Discord ping beyond the one challenged person, and no name's markdown reaches a message as
-markdown (the fuzz run and tests/test_mentions.py use them)."""
+markdown (the fuzz run and tests/cogs/test_mentions.py use them)."""
 
 from __future__ import annotations
 

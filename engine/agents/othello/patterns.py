@@ -13,12 +13,13 @@ alike).
 
 `pattern_value` reads each instance's table index from byte lookups (a row, file or diagonal
 of each board read as one byte; see "the fast evaluation" below): 3-5 times faster than reading
-the squares one by one, which `features` still does for the fit. tests/test_patterns.py checks
-the values against the square-by-square reading (tests/reference/othello_patterns_reference.py).
+the squares one by one, which `features` still does for the fit. tests/engine/test_patterns.py
+checks the values against the square-by-square reading
+(tests/reference/othello_patterns_reference.py).
 The search does not read the patterns at its leaves: it keeps the indices of the position it
 stands on and updates them with each move's flips (`play_indices`, "the incremental evaluation"
 below), so a leaf only adds up its weights (`indexed_value`, the same value:
-tests/test_patterns_incremental.py). Speeds: `python -m benchmarks.speed.othello_nodes`.
+tests/engine/test_patterns_incremental.py). Speeds: `python -m benchmarks.speed.othello_nodes`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Tests of bot.py and boot/: configuration and the entry point."""

@@ -1,0 +1,1 @@
+"""Tests of cogs/: the Discord face through discord.py's real dispatch (tests/harness/)."""

@@ -1,0 +1,1 @@
+"""The repository's promises: style, layers, docs and the README."""

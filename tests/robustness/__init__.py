@@ -1,0 +1,1 @@
+"""The bot under faults, chaos, fuzzing and restarts."""
