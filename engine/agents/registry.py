@@ -226,7 +226,7 @@ PROVIDERS: tuple[str, ...] = (
     "engine.agents.connect4.onestep",
     "engine.agents.othello.greedy",
     "engine.agents.mcts",
-    "engine.agents.connect4.solver",
+    "engine.agents.connect4.solveragent",
     "engine.agents.connect4.perfect",
     "engine.agents.othello.weightgrid",
     "engine.agents.connect4.trainer",

@@ -9,19 +9,15 @@ docs/agents.md.
 from __future__ import annotations
 
 import math
-import random
-import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
 from engine.agents.connect4 import book as opening
 from engine.agents.connect4 import edge
 from engine.agents.connect4.lines import centre_order
-from engine.games.base import GameState
 from engine.games.bits import ZERO, kernel, now, popcount, search_kernel
 from engine.games.connect4 import Connect4State
 
@@ -398,10 +394,6 @@ def _probe(
     return -1
 
 
-# --------------------------------------------------------------------------------------------
-# Python side
-
-
 class _Context:
     """Per-variant constants and the shared search buffers of this process."""
 
@@ -459,7 +451,7 @@ def _context(state: Connect4State) -> _Context:
     check_variant(state)
     variant = (state.rows, state.cols)
     if _TABLE.get("variant") != variant:  # keys of two board sizes could collide: start afresh
-        if "keys" not in _TABLE:
+        if "table" not in _TABLE:
             _TABLE["table"] = np.zeros(TABLE_SIZE, dtype=np.uint64)
         else:
             _TABLE["table"].fill(0)
@@ -604,44 +596,3 @@ def non_losing_moves(state: Connect4State) -> list[int]:
     col = (1 << ctx.h) - 1
     moves = [c for c in range(state.cols) if bits >> (c * ctx.h) & col]
     return moves or state.legal_moves()
-
-
-class SolverAgent(Agent):
-    """Plays a perfect move: every column keeping the solved score, one picked at random.
-
-    Without a time budget it thinks as long as the solve takes (minutes on an early board).
-    With one, an unfinished solve falls back to the centre-most move that does not lose at once
-    (`info["solved"]` tells which happened); the `perfect` agent is the one for timed play.
-    """
-
-    def choose(self, state: GameState, budget: Budget, rng: random.Random) -> Decision:
-        if not isinstance(state, Connect4State):
-            raise TypeError("the solver plays Connect Four only")
-        moves = require_moves(state)
-        t0 = time.perf_counter()
-        try:
-            score, best = best_moves(state, max_nodes=budget.nodes, deadline=budget.deadline(t0))
-        except BudgetExceeded:
-            safe = non_losing_moves(state)
-            move = min(safe, key=lambda c: abs(2 * c - (state.cols - 1)))
-            return Decision(
-                move=move, nodes=SearchCounter.last_nodes, info={"solved": False, "moves": moves}
-            )
-        return Decision(
-            move=rng.choice(best),
-            score=score,
-            nodes=SearchCounter.last_nodes,
-            seconds=time.perf_counter() - t0,
-            info={"solved": True, "best": best},
-        )
-
-
-AGENT_INFOS = [
-    AgentInfo(
-        "solver",
-        ("connect4",),
-        "solves the game to the end and plays a perfect move (four in a row); early in a game "
-        "that can take minutes, so with a time limit it may fall back to a safe central move",
-        SolverAgent,
-    ),
-]

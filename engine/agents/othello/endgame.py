@@ -76,16 +76,10 @@ PASS_MOVE = 64
 
 
 TT_ENTRY = np.dtype(
-    [
-        ("me", np.uint64),
-        ("opp", np.uint64),
-        ("lower", np.int8),
-        ("upper", np.int8),
-        ("move", np.int8),
-        ("empties", np.int8),  # -1: a free entry
-    ],
+    [("me", np.uint64), ("opp", np.uint64), ("lower", np.int8), ("upper", np.int8),
+     ("move", np.int8), ("empties", np.int8)],  # empties -1: a free entry
     align=True,
-)
+)  # fmt: skip
 """An entry of the transposition table: the position, the bounds of its score, its best move
 (24 bytes, in one piece: a probe reads one or two cache lines, not one in each of two arrays)."""
 TTArray = npt.NDArray[np.void]
