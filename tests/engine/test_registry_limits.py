@@ -11,7 +11,7 @@ import math
 import random
 import re
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pytest
@@ -156,69 +156,97 @@ def test_every_agent_declares_every_parameter() -> None:
 # -- the tester's findings, one by one -------------------------------------------------------
 
 
+class Refuse(Protocol):
+    """What the `refused` fixture gives."""
+
+    def __call__(
+        self,
+        match: str | None,
+        text: str,
+        game: str,
+        extra: dict[str, Any] | None = None,
+        *,
+        limits: Limits | None = None,
+    ) -> ValueError: ...
+
+
+@pytest.fixture
+def refused() -> Refuse:
+    """`registry.resolve` given a spec it must refuse: the ValueError it raised, whose message
+    `match` (a regular expression, as in pytest.raises) must find."""
+
+    def refuse(
+        match: str | None,
+        text: str,
+        game: str,
+        extra: dict[str, Any] | None = None,
+        *,
+        limits: Limits | None = None,
+    ) -> ValueError:
+        with pytest.raises(ValueError, match=match) as exc:
+            registry.resolve(text, game, extra, limits=limits)
+        return exc.value
+
+    return refuse
+
+
 @pytest.mark.parametrize("text", ["time=nan", "time=inf", "time=-inf", "time=1e9", "time=0"])
-def test_non_finite_or_huge_times_are_refused(text: str) -> None:
+def test_non_finite_or_huge_times_are_refused(text: str, refused: Refuse) -> None:
     for agent in ("mcts", "minimax", "hard", "solver"):
-        with pytest.raises(ValueError, match=r"time must be a positive number of seconds"):
-            registry.resolve(f"{agent}:{text}", "connect4")
+        refused(r"time must be a positive number of seconds", f"{agent}:{text}", "connect4")
 
 
-def test_huge_counts_are_refused_with_the_ceiling() -> None:
-    with pytest.raises(ValueError, match=r"mcts: nodes must be a whole number from 1 to 10000000"):
-        registry.resolve("mcts:nodes=10**21", "othello")
-    with pytest.raises(ValueError, match=r"nodes .* got 1000000000000000000000"):
-        registry.resolve("mcts:nodes=1000000000000000000000", "othello")
-    with pytest.raises(ValueError, match=r"hard: depth must be a whole number from 1 to 12, got"):
-        registry.resolve("hard:depth=1000000", "connect4")
-    with pytest.raises(ValueError, match=r"from 0.001 to 5, got 3600"):
-        registry.resolve("hard:time=3600", "connect4")
-    with pytest.raises(ValueError, match="depth"):
-        registry.resolve("minimax", "othello", {"depth": True})  # a bool is no count
+def test_huge_counts_are_refused_with_the_ceiling(refused: Refuse) -> None:
+    refused(
+        r"mcts: nodes must be a whole number from 1 to 10000000", "mcts:nodes=10**21", "othello"
+    )
+    refused(r"nodes .* got 1000000000000000000000", "mcts:nodes=1000000000000000000000", "othello")
+    refused(
+        r"hard: depth must be a whole number from 1 to 12, got", "hard:depth=1000000", "connect4"
+    )
+    refused(r"from 0.001 to 5, got 3600", "hard:time=3600", "connect4")
+    refused("depth", "minimax", "othello", {"depth": True})  # a bool is no count
 
 
-def test_agent_parameters_are_checked_against_their_range() -> None:
-    with pytest.raises(ValueError) as exc:
-        registry.resolve("trainer:lr=nan", "connect4")
-    assert str(exc.value) == "trainer: lr must be a number from 0.001 to 10, got nan"
-    with pytest.raises(ValueError, match=r"chance_plies must be a whole number from 0 to 4"):
-        registry.resolve("expectiminimax:chance_plies=200", "connect4")
-    with pytest.raises(ValueError, match=r"chance_plies"):
-        registry.resolve("expectiminimax:chance_plies=200", "othello")
-    with pytest.raises(ValueError, match=r"mcts: c must be a number from 0 to 10, got inf"):
-        registry.resolve("mcts:c=inf", "connect4")
-    with pytest.raises(ValueError, match=r"capture_share must be a number from 0 to 1"):
-        registry.resolve("weightgrid:capture_share=1.5", "othello")
-    with pytest.raises(ValueError, match=r"eval must be one of checkers, opportunities, window"):
-        registry.resolve("minimax:eval=standard", "connect4")
-    with pytest.raises(ValueError, match=r"eval must be one of standard"):
-        registry.resolve("minimax:eval=checkers", "othello")
-    with pytest.raises(ValueError, match=r"exploration must be a number"):
-        registry.resolve("trainer:exploration=²", "connect4")
-    with pytest.raises(ValueError, match="no parameter 'game'"):
-        registry.resolve("mcts:game=othello", "connect4")  # the registry passes the game itself
+def test_agent_parameters_are_checked_against_their_range(refused: Refuse) -> None:
+    error = refused(None, "trainer:lr=nan", "connect4")
+    assert str(error) == "trainer: lr must be a number from 0.001 to 10, got nan"
+    refused(
+        r"chance_plies must be a whole number from 0 to 4",
+        "expectiminimax:chance_plies=200",
+        "connect4",
+    )
+    refused(r"chance_plies", "expectiminimax:chance_plies=200", "othello")
+    refused(r"mcts: c must be a number from 0 to 10, got inf", "mcts:c=inf", "connect4")
+    refused(
+        r"capture_share must be a number from 0 to 1", "weightgrid:capture_share=1.5", "othello"
+    )
+    refused(
+        r"eval must be one of checkers, opportunities, window", "minimax:eval=standard", "connect4"
+    )
+    refused(r"eval must be one of standard", "minimax:eval=checkers", "othello")
+    refused(r"exploration must be a number", "trainer:exploration=²", "connect4")
+    # The registry passes the game itself.
+    refused("no parameter 'game'", "mcts:game=othello", "connect4")
     spec, _ = registry.resolve("expectiminimax:chance_plies=4:eval=window", "connect4")
     assert spec.params == {"chance_plies": 4, "eval": "window"}
 
 
 @pytest.mark.parametrize("name", ["Default", "a" * 33, "../x", "x y", "", "é", "de\x00fault"])
-def test_memory_names_are_short_identifiers(name: str) -> None:
-    with pytest.raises(ValueError, match=r"memory must be a name of 1 to 32"):
-        registry.resolve(f"weightgrid:memory={name}", "othello")
-    with pytest.raises(ValueError, match="memory"):
-        registry.resolve("trainer", "connect4", {"memory": name})
+def test_memory_names_are_short_identifiers(name: str, refused: Refuse) -> None:
+    refused(r"memory must be a name of 1 to 32", f"weightgrid:memory={name}", "othello")
+    refused("memory", "trainer", "connect4", {"memory": name})
     assert registry.resolve("weightgrid:memory=my-grid_2", "othello")[0].params == {
         "memory": "my-grid_2"
     }
 
 
-def test_numbers_are_ascii_decimal_only() -> None:
+def test_numbers_are_ascii_decimal_only(refused: Refuse) -> None:
     for raw in ("²", "٣", "１", "1_000", "0x10", "10**21", "3 4"):
-        with pytest.raises(ValueError, match="depth"):
-            registry.resolve(f"minimax:depth={raw}", "connect4")
+        refused("depth", f"minimax:depth={raw}", "connect4")
     assert registry.resolve("minimax:depth=1e1", "connect4")[1].depth == 10
     assert registry.resolve("minimax:depth=5.0", "connect4")[1].depth == 5
-    with pytest.raises(ValueError, match="depth must be a whole number"):
-        registry.resolve("minimax:depth=2.5", "connect4")
+    refused("depth must be a whole number", "minimax:depth=2.5", "connect4")
 
 
 def test_a_user_budget_merges_with_the_default() -> None:
@@ -243,13 +271,12 @@ def test_a_shaped_or_unlimited_budget_gets_the_ceiling_time() -> None:
     )
 
 
-def test_defaults_above_a_tighter_ceiling_are_lowered() -> None:
+def test_defaults_above_a_tighter_ceiling_are_lowered(refused: Refuse) -> None:
     tight = Limits(time=0.5, nodes=1000, depth=4)
     assert registry.resolve("expert", "connect4", limits=tight)[1] == Budget(time=0.5)
     assert registry.resolve("hard", "connect4", limits=tight)[1] == Budget(time=0.5, depth=4)
     assert registry.resolve("mcts", "othello", limits=tight)[1] == Budget(nodes=1000)
-    with pytest.raises(ValueError, match=r"from 0.001 to 0.5, got 0.9"):
-        registry.resolve("expert:time=0.9", "connect4", limits=tight)
+    refused(r"from 0.001 to 0.5, got 0.9", "expert:time=0.9", "connect4", limits=tight)
 
 
 def test_budget_and_limits_refuse_non_finite_and_non_positive_values() -> None:
@@ -276,9 +303,8 @@ def test_build_refuses_a_hand_made_spec_outside_the_ranges() -> None:
         MCTSAgent(c=math.nan)
 
 
-def test_too_many_settings_are_refused() -> None:
-    with pytest.raises(ValueError, match="at most 16 settings"):
-        registry.resolve("random" + ":time=1" * 1000, "connect4")
+def test_too_many_settings_are_refused(refused: Refuse) -> None:
+    refused("at most 16 settings", "random" + ":time=1" * 1000, "connect4")
 
 
 def test_descriptions_say_what_agents_do_not_where_they_came_from() -> None:
