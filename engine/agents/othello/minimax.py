@@ -28,9 +28,10 @@ budget bounds the move (the solve is abandoned, for the midgame move, if it cann
 which made the chaos run's restarts (one engine worker, many matches) converge late."""
 UNBOUNDED_SOLVE_EMPTIES = 14
 """With no budget at all, the exact solve runs (unbounded) from this many empties at most."""
-SAFETY_SECONDS = 0.025
+SAFETY_SECONDS = 0.06
 """With a time budget the search stops this much (at most a tenth of the budget) before its end:
-the last chunk, the move's bookkeeping and the process's other threads fit in it."""
+the last chunk, the move's bookkeeping and the process's other threads fit in it, and a move
+of a one-second level is in before 0.95 s on a loaded machine."""
 ASPIRATION = 120
 """Half-width of the midgame aspiration window around the last iteration's score (centidiscs)."""
 NEXT_ITERATION = 0.4
