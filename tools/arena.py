@@ -436,8 +436,7 @@ def plot(result: ArenaResult, path: str) -> None:
     fig, (ax_table, ax_bars) = plt.subplots(
         1, 2, figsize=(2 * side + 2, side), gridspec_kw={"width_ratios": [1.15, 1]}
     )
-    cmap = matplotlib.colormaps["RdYlGn"].copy()
-    cmap.set_bad("#dddddd")
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#dddddd")
     image = ax_table.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=100)
     for i, x in enumerate(order):
         for j, y in enumerate(order):
