@@ -360,23 +360,23 @@ class EnginePool:
             if job.step is not None and job.step not in w.warmed and self.warmup.is_done(job.step):
                 job.taken = time.monotonic()  # its wait ends; its worker loads the agent first
                 w.then = job  # compiled by another worker: loaded here first, uncapped
-                self._send_job(
-                    w, self.warmup.job(self.warmup.step(job.step), False, self.start_timeout)
-                )
+                load = self.warmup.job(self.warmup.step(job.step), False, self.start_timeout)
+                load.for_people = job.urgent  # a person waits for it
+                self._send_job(w, load)
             else:
                 self._send_job(w, job)
         plain = next((w for w in self._live if w.plain and w.state == "idle"), None)
-        answer = self._queue.take_plain() if plain is not None else None
-        if plain is not None and answer is not None:
+        if plain is not None and (answer := self._queue.take_plain()) is not None:
             self._send_job(plain, answer)
         if any(job.urgent for job in self._queue):
             return
         for w in idle:  # the warm-up, while no person's job waits; the worker kept for
-            # people only loads (before bot jobs: seconds once, not at a person's move)
+            # people only loads (seconds once, not at a person's move), beside the bot jobs
             free = not self._queue and self._background_slot()
             step = self.warmup.next_for(w, self._live) if free else self.warmup.next_load_for(w)
             if step is not None:
-                self._send_job(w, self.warmup.job(step, self.workers >= 2, self.start_timeout))
+                gentle = self.workers >= 2
+                self._send_job(w, self.warmup.job(step, gentle, self.start_timeout, not free))
 
     def _send_job(self, w: Worker, job: Job) -> None:
         """Start `job` on the idle worker `w`; its cap starts now."""

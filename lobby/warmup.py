@@ -202,14 +202,17 @@ class Warmup:
                 ready.set_result(None)
         return ready
 
-    def job(self, step: warming.WarmStep, gentle: bool, cap: float) -> Job:
+    def job(
+        self, step: warming.WarmStep, gentle: bool, cap: float, for_people: bool = False
+    ) -> Job:
         """A warm-up step for one worker; `gentle` in a thread of low priority (while another
-        worker is free for people: a single worker's warm-up delays every move behind it)."""
+        worker is free for people: a single worker's warm-up delays every move behind it);
+        `for_people`: a load on the worker kept for people (`Job.for_people`)."""
         label = f"warm[{step.key}]"
         future = asyncio.get_running_loop().create_future()
         job = Job(warm_in_worker, (step, gentle), cap, label, future)
         job.future.add_done_callback(quiet)  # nobody awaits a warm-up
-        job.warm, job.step = step, step.key
+        job.warm, job.step, job.for_people = step, step.key, for_people
         return job
 
     def next_for(self, w: Worker, live: Iterable[Worker]) -> warming.WarmStep | None:

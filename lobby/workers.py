@@ -42,6 +42,7 @@ class Job:
     plain: bool = False  # for the plain Python worker
     step: str | None = None  # the warm-up step of the agent it runs (decisions)
     warm: warming.WarmStep | None = None  # a warm-up step itself (not counted as a job)
+    for_people: bool = False  # a load on the worker kept for people: not a background job
     queued: float = field(default_factory=time.monotonic)
     taken: float | None = None  # given a worker that first loads its agent's kernels
     started: float | None = None
@@ -193,8 +194,9 @@ class Worker:
 
     @property
     def urgent(self) -> bool:
-        """It runs a job a person waits for."""
-        return self.job is not None and self.job.urgent
+        """It runs a job a person waits for, or loads an agent for people (either way the
+        other workers may take background jobs meanwhile)."""
+        return self.job is not None and (self.job.urgent or self.job.for_people)
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):  # already gone

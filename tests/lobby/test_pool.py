@@ -409,3 +409,24 @@ async def test_a_jobs_timing_counts_the_load_of_its_agent_apart_from_its_wait() 
         timing = JobTiming.of(job)
     assert (timing.wait, timing.load, timing.run) == (1.0, 3.0, 1.0)
     assert timing.urgent and timing.label == "p"
+
+
+async def test_bot_jobs_go_on_while_the_worker_kept_for_people_loads_an_agent() -> None:
+    """A load on the worker kept for people (`for_people`) is not a background job: the other
+    worker takes the bot jobs meanwhile, as when the kept worker is idle."""
+    pool = EnginePool(workers=2, warm=False, ceiling=30.0)
+    await pool.start()
+    kept = None
+    try:
+        await both_idle(pool)
+        kept = next(w for w in pool._live if not w.plain)
+        loading = Job(span, (0.0,), 30.0, "warm[x]", asyncio.get_running_loop().create_future())
+        loading.for_people = True
+        kept.state, kept.job = "busy", loading  # as if it loaded an agent for people
+        done = await asyncio.wait_for(pool.run(span, 0.1), scaled(10.0))
+        assert done[1] >= done[0]  # the bot job ran on the other worker, the load still on
+        assert kept.job is loading
+    finally:
+        if kept is not None and kept.job is not None:
+            kept.idle()
+        await pool.close()
