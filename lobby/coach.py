@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from db.errors import StoreError
 from db.store import Store
 from engine.analysis import BUDGETS, VERSION, Analysis, analyse
-from engine.games.catalog import title as game_title
 from engine.hints import Hint, hint
 from lobby.announce import Announcer
 from lobby.boundary import boundary
@@ -24,7 +23,7 @@ from lobby.errors import (
     StaleAction,
 )
 from lobby.matches import Matches, check_origin
-from lobby.moments import alt_text, key_moments, win_chances
+from lobby.moments import key_moments, win_chances
 from lobby.people import People
 from lobby.pool import EnginePool, JobFailed
 from lobby.present import result_line
@@ -47,14 +46,13 @@ class ReplayFiles:
 @dataclass(frozen=True, slots=True)
 class AnalysisReport:
     """A finished match's analysis, the names and result around it, its replay GIF, and the
-    PNG of the win chance over the game with that graph in words (its alt text)."""
+    PNG of the win chance over the game (a front end puts it in words: `lobby.moments.alt_text`)."""
 
     replay: Replay
     analysis: Analysis
     gif: bytes
     stored: bool  # it was computed before (the answer came at once)
     chart: bytes
-    chart_text: str
 
 
 class Coach:
@@ -191,8 +189,7 @@ class Coach:
             return replay_gif(replay), win_chart(replay.names, win_chances(found), marks)
 
         gif, chart = await asyncio.to_thread(draw)
-        words = alt_text(found, replay.names, replay.match_id, game_title(replay.game))
-        return AnalysisReport(replay, found, gif, stored, chart, words)
+        return AnalysisReport(replay, found, gif, stored, chart)
 
     async def analysis(self, match_id: int | None, person: Person) -> tuple[Replay, Analysis, bool]:
         """The match, its analysis (stored, else computed as `analyse` does) and whether it was

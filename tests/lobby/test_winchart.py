@@ -101,10 +101,11 @@ async def test_the_report_and_the_console_give_the_graph(lobby: Lobby, tmp_path:
     n = await played(lobby, ANN, BEN, GAME)
     report = await lobby.analyse(n, ANN)
     assert Image.open(io.BytesIO(report.chart)).format == "PNG"
-    assert report.chart_text.startswith(
+    words = alt_text(report.analysis, report.replay.names, n, "Connect Four")
+    assert words.startswith(
         "Graph of the win chance over the 10 moves of match #1 (Connect Four): ann's chance"
     )
-    assert "ends at 0% for ann" in report.chart_text  # ben won
+    assert "ends at 0% for ann" in words  # ben won
     chart = tmp_path / "graph.png"
     text = await run(lobby, f"/analyse match:1 chart:{chart}\n/analyse chart:/no/such/x.png\n")
     said = replies(text)[f"/analyse match:1 chart:{chart}"]
