@@ -357,9 +357,9 @@ class EnginePool:
             # a worker that has warmed the job's agent, if one is idle
             w = next((w for w in idle if job.step in w.warmed), idle[-1])
             idle.remove(w)
-            if job.step is not None and job.step not in w.warmed and self.warmup.is_done(job.step):
+            if job.step is not None and job.step not in w.warmed and self.warmup.loads(job.step):
                 job.taken = time.monotonic()  # its wait ends; its worker loads the agent first
-                w.then = job  # compiled by another worker: loaded here first, uncapped
+                w.then = job  # compiled before or by another worker: loaded first, uncapped
                 load = self.warmup.job(self.warmup.step(job.step), False, self.start_timeout)
                 load.for_people = job.urgent  # a person waits for it
                 self._send_job(w, load)

@@ -148,9 +148,13 @@ class Warmup:
         labels = tuple(s.label for s in left)
         return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
 
-    def is_done(self, key: str | None) -> bool:
-        """Whether some worker has warmed the step `key`."""
-        return key in self._done
+    def loads(self, key: str | None) -> bool:
+        """Whether the step `key` only loads from numba's cache now: some worker warmed it, or
+        it was compiled before this start. A decision of its agent on a worker that has not
+        loaded it yet loads it first, outside the decision's cap (a load takes seconds on a
+        busy machine, and inside a decision it would count against the cap and the time
+        budget)."""
+        return key in self._done or key in self._cached
 
     def step(self, key: str) -> warming.WarmStep:
         return next(step for step in self._plan if step.key == key)

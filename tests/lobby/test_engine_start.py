@@ -285,3 +285,25 @@ async def until_true(check: Callable[[], bool], within: float = 30.0) -> None:
     while not check():
         assert time.monotonic() < end, "timed out"
         await asyncio.sleep(0.02)
+
+
+async def test_a_decision_loads_an_agent_compiled_before_this_start_outside_its_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a warm start a person may ask for a move before a worker has loaded its agent from
+    numba's cache: the worker loads it first, uncapped (on a busy machine the load alone can
+    pass the cap of a move by the clock, which killed the worker), then decides."""
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "easy", True))
+    monkeypatch.setattr(lobby.warmup.Warmup, "next_load_for", lambda self, w: None)
+    pool = EnginePool(workers=2)
+    await pool.start()
+    try:
+        easy = registry.LEVELS["connect4"]["easy"]
+        state = Connect4State.from_moves("44")
+        await pool.choose(state, easy.spec, easy.budget, seed=3, urgent=True)
+        [person] = [t for t in pool.timings if t.urgent]
+        assert person.load > 0.0  # loaded first, apart from the decision
+        assert sum("connect4-easy" in w.warmed for w in pool._live) == 1
+        assert pool.timeouts == 0
+    finally:
+        await pool.close()
