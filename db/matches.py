@@ -369,6 +369,15 @@ class Matches(Repository):
         )
         return [decode_move(r) for r in rows]
 
+    async def ended_ids(self, game: str) -> list[tuple[int, str]]:
+        """(id, variant) of the ended matches (finished or abandoned) of a game, oldest first
+        (the puzzle generator reads their moves)."""
+        rows = await self._db.fetchall(
+            "SELECT id, variant FROM matches WHERE status <> 'live' AND game = ? ORDER BY id",
+            (game,),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     async def expired_turn_ids(self, now: float) -> list[int]:
         """Ids of the matches of :meth:`expired_turns` (each is then read on its own)."""
         rows = await self._db.fetchall(

@@ -1,11 +1,12 @@
 """`python -m tools`: agents, serve, perft, match, arena, train, book, analyse, replay,
-othello-eval.
+othello-eval, puzzles.
 
 A tool writes where the user says (`--out`, `--plot`, ...) or into the user data folder
-(`tools.builds.user_data_dir`), never into the installed package: the shipped opening book and
-Othello weights change only with `--replace-shipped`, which says what it replaced. Every file
-written is named in one printed line. The commands themselves: `tools.commands` (playing and
-looking at games), `tools.builds` (the shipped data), `tools.train_cli` (training).
+(`tools.builds.user_data_dir`), never into the installed package: the shipped opening book,
+Othello weights and puzzles change only with `--replace-shipped`, which says what it replaced.
+Every file written is named in one printed line. The commands themselves: `tools.commands`
+(playing and looking at games), `tools.builds` (the shipped data), `tools.puzzles` (the puzzle
+pool), `tools.train_cli` (training).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tools.commands import (
     cmd_serve,
 )
 from tools.plotting import INSTALL as PLOTS_INSTALL
+from tools.puzzles import add_puzzles_parser
 from tools.train_cli import add_parser as add_train_parser
 
 DESCRIPTION = (
@@ -174,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_book_parser(sub)
     _add_game_parsers(sub)
     add_othello_eval_parser(sub)
+    add_puzzles_parser(sub)
     add_train_parser(sub)
     return parser
 
