@@ -19,7 +19,7 @@ MAX_NODES = 60_000_000
 _SEARCH: dict[str, OthelloSearch] = {}
 
 
-def _search() -> OthelloSearch:
+def shared_search() -> OthelloSearch:
     """The process's solver tables, made on first use (the endgame's are 2^20 entries)."""
     if "search" not in _SEARCH:
         _SEARCH["search"] = OthelloSearch()
@@ -75,7 +75,7 @@ def examine(state: OthelloState, max_nodes: int = MAX_NODES) -> pf.Proof | str:
     moves = state.legal_moves()
     if moves == [PASS] or len(moves) < 2:
         return pf.NO_CHOICE
-    search = _search()
+    search = shared_search()
     search.reset(None, max_nodes)
     try:
         v, best = search.solve(state.me, state.opp)

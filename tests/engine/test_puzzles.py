@@ -101,7 +101,7 @@ def test_othello_two_moves_of_the_same_exact_value_are_no_puzzle() -> None:
         "g6 b1 b8 h7 a7 e7 h5 a8 a5 c8 e3 h6 g7 b6 a6 d8 c1 e8 g1 h1 a1"
     )
     state = _othello(moves)
-    search = othpuzzles._search()
+    search = othpuzzles.shared_search()
     values = {
         state.move_to_str(m): -othpuzzles.value(search, state.play(m)) for m in state.legal_moves()
     }
