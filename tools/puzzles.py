@@ -113,7 +113,7 @@ def self_play(game: str, seed: int) -> tuple[str, list[str]]:
 def _candidates(game: str, states: list[GameState], rng: random.Random) -> list[int]:
     """The plies whose positions are examined, in the order tried."""
     if game == "connect4":
-        return list(range(C4_FIRST_PLY, len(states) - 1))  # the last one is over
+        return [i for i in range(C4_FIRST_PLY, len(states)) if not states[i].is_over()]
     plies = [
         i
         for i, s in enumerate(states)

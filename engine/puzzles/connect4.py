@@ -29,7 +29,7 @@ def win_plies(state: Connect4State, score: int) -> int:
     return 2 * own_moves - 1
 
 
-def winning_moves(state: Connect4State, max_nodes: int = MAX_NODES) -> list[int]:
+def winning_moves(state: Connect4State, max_nodes: int | None = MAX_NODES) -> list[int]:
     """Every column that wins for the side to move, at any distance (BudgetExceeded past
     `max_nodes` a child)."""
     wins = set(state.winning_moves())
@@ -39,7 +39,7 @@ def winning_moves(state: Connect4State, max_nodes: int = MAX_NODES) -> list[int]
     return sorted(wins)
 
 
-def principal_line(state: Connect4State, max_nodes: int = MAX_NODES) -> list[int]:
+def principal_line(state: Connect4State, max_nodes: int | None = MAX_NODES) -> list[int]:
     """The solver's line to the end: each side plays a move that keeps the exact score (the
     winner the quickest win, the loser the longest defence), the most central of them."""
     line: list[int] = []
@@ -58,8 +58,9 @@ def rating(plies: int, choices: int) -> float:
     return pf.clamp_rating(14.0 + 1.5 * (plies - MIN_PLIES) + 0.8 * (choices - 1))
 
 
-def examine(state: Connect4State, max_nodes: int = MAX_NODES) -> pf.Proof | str:
-    """The puzzle's proof for this position, or why it is none (a reason of `proof`)."""
+def examine(state: Connect4State, max_nodes: int | None = MAX_NODES) -> pf.Proof | str:
+    """The puzzle's proof for this position, or why it is none (a reason of `proof`);
+    `max_nodes` None: no budget."""
     if state.is_over():
         return pf.OVER
     if state.winning_moves():

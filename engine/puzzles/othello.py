@@ -65,8 +65,9 @@ def rating(n_empties: int, choices: int) -> float:
     return pf.clamp_rating(15.0 + 2.0 * (n_empties - MIN_EMPTIES) + 0.7 * (choices - 2))
 
 
-def examine(state: OthelloState, max_nodes: int = MAX_NODES) -> pf.Proof | str:
-    """The puzzle's proof for this position, or why it is none (a reason of `proof`)."""
+def examine(state: OthelloState, max_nodes: int | None = MAX_NODES) -> pf.Proof | str:
+    """The puzzle's proof for this position, or why it is none (a reason of `proof`);
+    `max_nodes` None: no budget."""
     if state.is_over():
         return pf.OVER
     n = empties(state)

@@ -21,12 +21,13 @@ def position(puzzle: Puzzle) -> GameState:
     return state
 
 
-def examine(state: GameState) -> Proof | str:
-    """The solver's proof for a position of either game, or why it is not a puzzle."""
+def examine(state: GameState, bounded: bool = True) -> Proof | str:
+    """The solver's proof for a position of either game, or why it is not a puzzle; within the
+    game's node budget, or (`bounded` False) however long it takes."""
     if isinstance(state, Connect4State):
-        return connect4.examine(state)
+        return connect4.examine(state, connect4.MAX_NODES if bounded else None)
     if isinstance(state, OthelloState):
-        return othello.examine(state)
+        return othello.examine(state, othello.MAX_NODES if bounded else None)
     raise ValueError(f"no puzzles for {state.game!r}")
 
 
@@ -44,7 +45,7 @@ def verify(puzzle: Puzzle) -> str | None:
     state = position(puzzle)
     if puzzle.id != puzzle_id(state, position_key(state)):
         return f"its id is not its position's ({puzzle_id(state, position_key(state))})"
-    proof = examine(state)
+    proof = examine(state, bounded=False)  # a budget must not fail a proven puzzle
     if isinstance(proof, str):
         return f"the solver turns the position down: {proof}"
     stored = (puzzle.answer, puzzle.plies, puzzle.value, puzzle.line[:1])
