@@ -47,11 +47,14 @@ TABLES = (
     "analyses",
     "member_prefs",
     "settings_log",
+    "tournaments",
+    "tournament_entrants",
+    "tournament_games",
 )
 #: Runtime state the copy leaves out: the leases of running bot processes (db/leases.py).
 SKIPPED = ("leases",)
 #: Tables whose ids PostgreSQL numbers itself: its counter continues after the copied ids.
-_IDENTITY = ("players", "matches", "outbox", "challenges", "settings_log")
+_IDENTITY = ("players", "matches", "outbox", "challenges", "settings_log", "tournaments")
 _BATCH = 2000
 
 

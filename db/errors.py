@@ -150,6 +150,17 @@ class ChallengeClosedError(StoreError):
         self.status = status
 
 
+class TournamentClosedError(StoreError):
+    """A tournament that cannot take this change: `why` is its status (`finished`,
+    `cancelled`, `running`, `open`), `full`, `joined` (the player is in already) or
+    `missing`."""
+
+    def __init__(self, tournament_id: int, why: str) -> None:
+        super().__init__(f"tournament {tournament_id}: {why}")
+        self.tournament_id = tournament_id
+        self.why = why
+
+
 class BackendError(StoreError):
     """The database failed or refused an operation (its transaction was rolled back); the
     message is the database's own. Raised as itself only for a failure no subclass names (an

@@ -261,6 +261,59 @@ CREATE TABLE settings_log (
 CREATE INDEX settings_log_guild ON settings_log (guild_id, id);
 """
 
+#: Tournaments (`/tournament`): each one's game, format, clock and round; its entrants (people,
+#: and agents entered by name), the order they joined (their seed) and when one left; and
+#: every game of every round, with the match that plays it (None until it starts, and for a
+#: bye or a game forfeited by one who left) and its outcome for the tournament. Formats,
+#: games and outcomes are checked in Python.
+_V_TOURNAMENTS = """
+CREATE TABLE tournaments (
+    id            INTEGER PRIMARY KEY,
+    guild_id      INTEGER,
+    channel_id    INTEGER,
+    message_id    INTEGER,
+    game          TEXT    NOT NULL CHECK (game <> ''),
+    format        TEXT    NOT NULL CHECK (format <> ''),
+    rounds        INTEGER CHECK (rounds IS NULL OR rounds > 0),
+    turn_seconds  REAL    CHECK (turn_seconds IS NULL OR turn_seconds > 0),
+    starts_at     REAL,
+    status        TEXT    NOT NULL DEFAULT 'open'
+                          CHECK (status IN ('open', 'running', 'finished', 'cancelled')),
+    round         INTEGER NOT NULL DEFAULT 0 CHECK (round >= 0),
+    creator_id    INTEGER NOT NULL REFERENCES players (id),
+    winner_id     INTEGER REFERENCES players (id),
+    created_at    REAL    NOT NULL,
+    updated_at    REAL    NOT NULL,
+    finished_at   REAL,
+    announced_at  REAL,
+    CHECK ((status IN ('open', 'running')) = (finished_at IS NULL))
+);
+
+CREATE INDEX tournaments_active ON tournaments (guild_id, status);
+
+CREATE TABLE tournament_entrants (
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments (id),
+    player_id      INTEGER NOT NULL REFERENCES players (id),
+    seed           INTEGER NOT NULL CHECK (seed >= 0),
+    opponent       TEXT    CHECK (opponent IS NULL OR opponent <> ''),
+    joined_at      REAL    NOT NULL,
+    left_at        REAL,
+    PRIMARY KEY (tournament_id, player_id),
+    UNIQUE (tournament_id, seed)
+);
+
+CREATE TABLE tournament_games (
+    tournament_id  INTEGER NOT NULL REFERENCES tournaments (id),
+    round          INTEGER NOT NULL CHECK (round > 0),
+    board          INTEGER NOT NULL CHECK (board >= 0),
+    first_id       INTEGER NOT NULL REFERENCES players (id),
+    second_id      INTEGER REFERENCES players (id),
+    match_id       INTEGER UNIQUE REFERENCES matches (id),
+    outcome        TEXT    CHECK (outcome IS NULL OR outcome <> ''),
+    PRIMARY KEY (tournament_id, round, board)
+);
+"""
+
 #: (version, sql) in ascending order, starting at 1, without gaps.
 MIGRATIONS: list[tuple[int, str]] = [
     (1, _V1),
@@ -272,6 +325,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (7, _V_LEASES),
     (8, _V_MEMBER_PREFS),
     (9, _V_SETTINGS_LOG),
+    (10, _V_TOURNAMENTS),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

@@ -1,7 +1,7 @@
 """The store: one connection to the database and the repositories over it, each owning the SQL
 of its concern (``store.players``, ``store.matches``, ``store.ratings``, ``store.challenges``,
 ``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``, ``store.prefs``,
-``store.settings``).
+``store.settings``, ``store.tournaments``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .prefs import Prefs
 from .ratings import Ratings
 from .settings import Settings
 from .shards import Shards
+from .tournaments import Tournaments
 
 __all__ = ["Opener", "Store"]
 
@@ -53,6 +54,7 @@ class Store:
         self.leases = Leases(connection)
         self.prefs = Prefs(connection)
         self.settings = Settings(connection)
+        self.tournaments = Tournaments(connection)
 
     @classmethod
     def open(

@@ -14,7 +14,8 @@ the life of a match". Each part owns its state and gets what it needs when it is
   (`lobby.retries`); `listings` (`lobby.listings`);
 - `learning`: learning agents' memory, learning from matches, training (`lobby.learning`);
 - `prefs`: what each person prefers, such as how boards are shown (`lobby.prefs`);
-- `settings`: each server's settings, checked at every start (`lobby.settings`).
+- `settings`: each server's settings, checked at every start (`lobby.settings`);
+- `tournaments`: tournaments, called by front ends directly (`lobby.tournaments`).
 
 The agent's turn after a person's move or a new match is started here, after the step.
 """
@@ -70,6 +71,7 @@ from lobby.retry import RetryStep
 from lobby.settings import ServerSettings, Settings
 from lobby.starting import Starts, game_named
 from lobby.tasks import Tasks
+from lobby.tournaments import Tournaments
 from lobby.training import TrainingJob
 from lobby.turns import Turns
 from lobby.warmup import EngineStatus
@@ -151,6 +153,8 @@ class Lobby:
         self.retries = Retries(pool, self.people, self.matches, self.coach)
         self.listings = Listings(store, self.people, memory)
         self.prefs = Prefs(store, self.people)
+        self.tournaments = Tournaments(store, self.config, clock, self.people, self.settings,
+            self.starts, self.matches, self.turns, self.tasks)  # fmt: skip
 
     @property
     def store(self) -> Store:

@@ -103,6 +103,9 @@ class LobbyConfig:
     max_guild_botmatches: int | None = 5  # live bot matches in one server
     max_pending_challenges: int | None = 5  # unanswered challenges a member sent
     challenge_cooldown: float = 30.0  # seconds before the same pair may be challenged again
+    #: Tournaments open or running in one server (one a channel), and entrants in one.
+    max_tournaments: int = 3
+    max_tournament_players: int = 32
     challenge_seconds: float = 300.0  # a challenge expires after this
     #: Only the bot's own learning opponents (engine/agents/opponents.py) write learned memory;
     #: `learn_any` lets every learning agent learn (tests of other learning agents).

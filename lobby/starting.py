@@ -4,9 +4,11 @@ that shows it. The match's life after that is `lobby.matches`'."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from db.store import Store
@@ -19,6 +21,15 @@ from lobby.errors import BadRequest, LimitReached
 from lobby.matches import Matches
 from lobby.people import People
 from lobby.records import Cached, LobbyConfig, Person, Seat, Snapshot, Where
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A match a tournament starts (`lobby.tournaments`): its mark in the match's options and
+    its clock. The limits on what a member may start do not apply: the tournament started it."""
+
+    mark: Mapping[str, Any]
+    turn_seconds: float | None = None
 
 
 class Starts:
@@ -54,6 +65,7 @@ class Starts:
         where: Where = Where(),
         *,
         raw_ok: bool = False,
+        table: Table | None = None,
     ) -> Snapshot:
         """A person against an opponent: a level or a curated agent by name (any agent spec
         with `raw_ok`). `game`: one of the offers (a game, or a variant of one)."""
@@ -61,14 +73,16 @@ class Starts:
         if first not in ("me", "bot", "random"):
             raise BadRequest("first must be me, bot or random")
         choice = self._people.agent_choice(chosen.game, level, raw_ok)
-        config = await self._config_for(where)
-        await self._limit_bot_games(person, config)
+        config = await self._config_for(where, table)
+        if table is None:
+            await self._limit_bot_games(person, config)
         human = Seat(await self._people.player_for(person))
         bot = await self._people.agent_seat(choice)
         if first == "random":
             first = self._rng.choice(["me", "bot"])
         seats = (human, bot) if first == "me" else (bot, human)
-        return await self._create(chosen, "pve", seats, where, rated=True, config=config)
+        extra = None if table is None else dict(table.mark)
+        return await self._create(chosen, "pve", seats, where, True, extra, config=config)
 
     @boundary
     async def start_pvp(
@@ -79,6 +93,7 @@ class Starts:
         where: Where = Where(),
         *,
         accepts: int | None = None,
+        table: Table | None = None,
     ) -> Snapshot:
         """Two people; `first` moves first (the front end decides who, e.g. the challenger).
         `accepts`: the challenge this match answers (accepted in the same transaction)."""
@@ -88,10 +103,9 @@ class Starts:
         a, b = await self._people.player_for(first), await self._people.player_for(second)
         rated = await self._pair_may_be_rated(a.id, b.id)
         seats = (Seat(a), Seat(b))
-        config = await self._config_for(where)
-        return await self._create(
-            chosen, "pvp", seats, where, rated=rated, accepts=accepts, config=config
-        )
+        config = await self._config_for(where, table)
+        extra = None if table is None else dict(table.mark)
+        return await self._create(chosen, "pvp", seats, where, rated, extra, accepts, config)
 
     @boundary
     async def start_eve(
@@ -104,6 +118,7 @@ class Starts:
         starter: Person | None = None,
         *,
         raw_ok: bool = False,
+        table: Table | None = None,
     ) -> Snapshot:
         """Two agents, for spectators. Unrated unless the config says otherwise."""
         chosen = offer_named(game)
@@ -111,14 +126,15 @@ class Starts:
         if not (math.isfinite(delay) and 0 <= delay <= 60):
             raise BadRequest("delay must be between 0 and 60 seconds")
         choices = [self._people.agent_choice(chosen.game, text, raw_ok) for text in (first, second)]
-        config = await self._config_for(where)
-        await self._limit_botmatches(starter, where, config)
+        config = await self._config_for(where, table)
+        if table is None:
+            await self._limit_botmatches(starter, where, config)
         seats = (
             await self._people.agent_seat(choices[0]),
             await self._people.agent_seat(choices[1]),
         )
         rated = self._config.rate_botmatches and seats[0].player.id != seats[1].player.id
-        extra: dict[str, Any] = {"delay": delay}
+        extra: dict[str, Any] = {"delay": delay, **(table.mark if table is not None else {})}
         if starter is not None:
             extra["starter"] = {"kind": starter.kind, "ident": starter.ident}
         return await self._create(
@@ -127,8 +143,11 @@ class Starts:
 
     # ------------------------------------------------------------------ limits
 
-    async def _config_for(self, where: Where) -> LobbyConfig:
-        return self._config if self._config_at is None else await self._config_at(where)
+    async def _config_for(self, where: Where, table: Table | None = None) -> LobbyConfig:
+        config = self._config if self._config_at is None else await self._config_at(where)
+        if table is not None and table.turn_seconds is not None:  # the tournament's clock
+            config = dataclasses.replace(config, turn_seconds=table.turn_seconds)
+        return config
 
     async def _limit_bot_games(self, person: Person, config: LobbyConfig) -> None:
         cap = config.max_bot_games

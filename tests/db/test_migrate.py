@@ -169,9 +169,9 @@ async def test_a_target_the_bot_already_uses_is_refused(
     newer = tmp_path / "newer.db"  # a table from a version of the bot the copy does not know
     await (await Store.open(newer)).close()
     raw = sqlite3.connect(newer)
-    raw.execute("CREATE TABLE tournaments (id INTEGER PRIMARY KEY)")
+    raw.execute("CREATE TABLE leagues (id INTEGER PRIMARY KEY)")
     raw.close()
-    one_line(migrate(f"sqlite:{newer}", await pg_server.fresh_database()), 1, "tournaments")
+    one_line(migrate(f"sqlite:{newer}", await pg_server.fresh_database()), 1, "leagues")
     one_line(migrate(f"sqlite:{path}", "mysql://x/y"), 2, "postgresql://")
 
 
