@@ -20,7 +20,7 @@ from lobby.models import Challenge
 log = logging.getLogger(__name__)
 
 #: Extensions loaded at start, explicitly (a failure is logged, the others still load).
-EXTENSIONS = ("cogs.games", "cogs.training", "cogs.coach")
+EXTENSIONS = ("cogs.games", "cogs.training", "cogs.coach", "cogs.puzzle", "cogs.tournament")
 
 
 class BoardBot(commands.Bot):
@@ -112,8 +112,13 @@ class BoardBot(commands.Bot):
         except Exception:  # never a reason not to start: the clock's passes try again
             log.exception("challenges not expired yet")
         log.info("resumed %d live matches", len(live))
+        try:  # after the matches: a tournament goes on from its games as they are now
+            await self.lobby.tournaments.resume()
+        except Exception:  # never a reason not to start: the clock's sweeps try again
+            log.exception("tournaments not resumed yet")
         if self.run_clock:
             self.lobby.spawn(self.lobby.run_clock())
+            self.lobby.spawn(self.lobby.tournaments.run())
 
     async def _challenge_ended(self, challenge: Challenge) -> None:
         """An expired challenge's message loses its buttons (the lobby announces expiries)."""

@@ -19,7 +19,7 @@ Every bad input gets one line starting with `error:` and changes nothing.
 Modules: `run` (the start, the input loop, leaving), `session` (a session's players, matches
 and output), `dispatch` (the `Console`: a line to its command or move), `commands` (the
 command table, parsing, help), `handlers` (which function runs each command), `playing`,
-`listings`, `retrying`, `training` (the commands), `values` (names, games and ids read from a line),
-`render` (matches as text), `lines` and `terminal` (input, and prompt_toolkit's prompt),
-`completion` (Tab), `warmup` (the engine's start, said).
+`listings`, `retrying`, `puzzling`, `training` (the commands), `values` (names, games and ids
+read from a line), `render` (matches as text), `lines` and `terminal` (input, and
+prompt_toolkit's prompt), `completion` (Tab), `warmup` (the engine's start, said).
 """

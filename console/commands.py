@@ -112,6 +112,16 @@ COMMANDS: dict[str, CommandInfo] = {
         " it holds; /retry best shows the best move, /retry next the next mistake",
         actions=("best", "next"),
     ),
+    "puzzle": CommandInfo(
+        ("game", "user"),
+        (),
+        "/puzzle [GAME]  or  /puzzle daily [GAME]  or  /puzzle stats [user:NAME]",
+        "a position with one move to find: your own blunders of analysed matches first, then"
+        " a puzzle near your puzzle rating; type your move to answer (a bare move answers the"
+        " puzzle waiting); daily: the day's puzzle, the same for everyone; stats: puzzle"
+        " ratings and streaks",
+        actions=("daily", "stats"),
+    ),
     "agents": CommandInfo(
         ("game",),
         (),

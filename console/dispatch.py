@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+from console import puzzling
 from console.commands import parse_command
 from console.handlers import HANDLERS
 from console.playing import cmd_switch
@@ -42,7 +43,11 @@ class Console(Session):
 
     async def move(self, text: str) -> None:
         """A bare move in the current match (`4 match:3`: in match 3, made current), for
-        whoever is to move there (see `Session.mover`)."""
+        whoever is to move there (see `Session.mover`); a puzzle waiting for the user's
+        answer takes it first (`console.puzzling`)."""
+        if self.user in self.puzzling:
+            await puzzling.answer(self, text)
+            return
         words = text.split()
         chosen = [w for w in words if w.lower().startswith("match:")]
         if chosen:  # "4 match:3": a move in match 3, which becomes the current one

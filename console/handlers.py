@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from console import listings, playing, retrying, settings, training
+from console import listings, playing, puzzling, retrying, settings, training
 from console.commands import help_text
 from console.values import check_name
 
@@ -49,6 +49,7 @@ HANDLERS: dict[str, Handler] = {
     "replay": listings.cmd_replay,
     "analyse": listings.cmd_analyse,
     "retry": retrying.cmd_retry,
+    "puzzle": puzzling.cmd_puzzle,
     "agents": listings.cmd_agents,
     "train": training.cmd_train,
     "settings": settings.cmd_settings,

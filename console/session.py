@@ -56,6 +56,8 @@ class Session:
         self.endings: dict[int, asyncio.Event] = {}
         #: local name -> their retry under way (/retry): the match and the ply of the mistake
         self.retrying: dict[str, tuple[int, int]] = {}
+        #: local name -> the key of their puzzle waiting for an answer (/puzzle)
+        self.puzzling: dict[str, str] = {}
 
     # ------------------------------------------------------------------ output
 

@@ -50,6 +50,11 @@ TABLES = (
     "tournaments",
     "tournament_entrants",
     "tournament_games",
+    "puzzle_attempts",
+    "puzzle_scores",
+    "puzzle_ratings",
+    "puzzle_queue",
+    "puzzle_posts",
 )
 #: Runtime state the copy leaves out: the leases of running bot processes (db/leases.py).
 SKIPPED = ("leases",)

@@ -261,6 +261,74 @@ CREATE TABLE settings_log (
 CREATE INDEX settings_log_guild ON settings_log (guild_id, id);
 """
 
+#: Puzzles: each player's first answer to each puzzle (later ones are not kept), their puzzle
+#: rating and streaks per game, each puzzle's own rating, the queue of positions from their
+#: own analysed matches, and the days each server's announcement channel showed a daily
+#: puzzle. Puzzle ids are text (the shipped pool's, or a position of a match).
+_V_PUZZLES = """
+CREATE TABLE puzzle_attempts (
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    puzzle_id   TEXT    NOT NULL CHECK (puzzle_id <> ''),
+    game        TEXT    NOT NULL CHECK (game <> ''),
+    move        TEXT    NOT NULL CHECK (move <> ''),
+    solved      INTEGER NOT NULL CHECK (solved IN (0, 1)),
+    rated       INTEGER NOT NULL CHECK (rated IN (0, 1)),
+    daily       TEXT,
+    created_at  REAL    NOT NULL,
+    PRIMARY KEY (player_id, puzzle_id)
+);
+
+CREATE INDEX puzzle_attempts_game ON puzzle_attempts (player_id, game);
+
+CREATE TABLE puzzle_scores (
+    player_id     INTEGER NOT NULL REFERENCES players (id),
+    game          TEXT    NOT NULL CHECK (game <> ''),
+    mu            REAL    NOT NULL,
+    sigma         REAL    NOT NULL CHECK (sigma > 0),
+    attempts      INTEGER NOT NULL CHECK (attempts >= 0),
+    solved        INTEGER NOT NULL CHECK (solved >= 0),
+    streak        INTEGER NOT NULL CHECK (streak >= 0),
+    best_streak   INTEGER NOT NULL CHECK (best_streak >= 0),
+    daily_streak  INTEGER NOT NULL CHECK (daily_streak >= 0),
+    best_daily    INTEGER NOT NULL CHECK (best_daily >= 0),
+    last_daily    TEXT,
+    updated_at    REAL    NOT NULL,
+    PRIMARY KEY (player_id, game)
+);
+
+CREATE TABLE puzzle_ratings (
+    puzzle_id   TEXT    PRIMARY KEY CHECK (puzzle_id <> ''),
+    game        TEXT    NOT NULL CHECK (game <> ''),
+    mu          REAL    NOT NULL,
+    sigma       REAL    NOT NULL CHECK (sigma > 0),
+    attempts    INTEGER NOT NULL CHECK (attempts >= 0),
+    solved      INTEGER NOT NULL CHECK (solved >= 0),
+    updated_at  REAL    NOT NULL
+);
+
+CREATE TABLE puzzle_queue (
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    item        TEXT    NOT NULL CHECK (item <> ''),
+    game        TEXT    NOT NULL CHECK (game <> ''),
+    match_id    INTEGER NOT NULL REFERENCES matches (id),
+    ply         INTEGER NOT NULL CHECK (ply >= 0),
+    added_at    REAL    NOT NULL,
+    served_at   REAL,
+    PRIMARY KEY (player_id, item)
+);
+
+CREATE INDEX puzzle_queue_waiting ON puzzle_queue (player_id, game, added_at)
+    WHERE served_at IS NULL;
+
+CREATE TABLE puzzle_posts (
+    guild_id   INTEGER NOT NULL,
+    game       TEXT    NOT NULL CHECK (game <> ''),
+    day        TEXT    NOT NULL CHECK (day <> ''),
+    posted_at  REAL    NOT NULL,
+    PRIMARY KEY (guild_id, game, day)
+);
+"""
+
 #: Tournaments (`/tournament`): each one's game, format, clock and round; its entrants (people,
 #: and agents entered by name), the order they joined (their seed) and when one left; and
 #: every game of every round, with the match that plays it (None until it starts, and for a
@@ -326,6 +394,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (8, _V_MEMBER_PREFS),
     (9, _V_SETTINGS_LOG),
     (10, _V_TOURNAMENTS),
+    (11, _V_PUZZLES),
 ]
 
 LATEST_VERSION: int = MIGRATIONS[-1][0]

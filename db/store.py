@@ -1,7 +1,7 @@
 """The store: one connection to the database and the repositories over it, each owning the SQL
 of its concern (``store.players``, ``store.matches``, ``store.ratings``, ``store.challenges``,
 ``store.analyses``, ``store.memory``, ``store.outbox``, ``store.leases``, ``store.prefs``,
-``store.settings``, ``store.tournaments``).
+``store.settings``, ``store.puzzles``, ``store.tournaments``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .matches import Matches
 from .memory import AgentMemory, Outbox
 from .players import Players
 from .prefs import Prefs
+from .puzzles import Puzzles
 from .ratings import Ratings
 from .settings import Settings
 from .shards import Shards
@@ -55,6 +56,7 @@ class Store:
         self.prefs = Prefs(connection)
         self.settings = Settings(connection)
         self.tournaments = Tournaments(connection)
+        self.puzzles = Puzzles(connection)
 
     @classmethod
     def open(

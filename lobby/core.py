@@ -15,7 +15,7 @@ the life of a match". Each part owns its state and gets what it needs when it is
 - `learning`: learning agents' memory, learning from matches, training (`lobby.learning`);
 - `prefs`: what each person prefers, such as how boards are shown (`lobby.prefs`);
 - `settings`: each server's settings, checked at every start (`lobby.settings`);
-- `tournaments`: tournaments, called by front ends directly (`lobby.tournaments`).
+- `tournaments`, `puzzles` (`lobby.tournaments`, `lobby.puzzles`): called by front ends directly.
 
 The agent's turn after a person's move or a new match is started here, after the step.
 """
@@ -56,6 +56,7 @@ from lobby.overview import AgentOverview
 from lobby.people import People
 from lobby.pool import EnginePool
 from lobby.prefs import Prefs
+from lobby.puzzles import Puzzles
 from lobby.records import (
     TRANSIENT,
     ChallengeListener,
@@ -155,6 +156,7 @@ class Lobby:
         self.prefs = Prefs(store, self.people)
         self.tournaments = Tournaments(store, self.config, clock, self.people, self.settings,
             self.starts, self.matches, self.turns, self.tasks)  # fmt: skip
+        self.puzzles = Puzzles(store, self.people, self.retries, self.settings, clock, rng)
 
     @property
     def store(self) -> Store:
