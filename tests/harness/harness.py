@@ -33,6 +33,7 @@ from tests.harness.payloads import (
     SELECT_TYPES,
     Call,
     FakeUser,
+    command_data,
     custom_ids,
     dm_context,
     guild_context,
@@ -409,7 +410,10 @@ class Harness(FakeDiscord):
         )
         if tree is None:
             raise HarnessError("bot has no app_commands.CommandTree")
-        cmd = tree.get_command(name)
+        group, _, sub = name.partition(" ")  # "group sub": a subcommand of a group
+        cmd: Any = tree.get_command(group)
+        if sub and isinstance(cmd, app_commands.Group):
+            cmd = cmd.get_command(sub)
         if not isinstance(cmd, app_commands.Command):
             known = sorted(c.name for c in tree.get_commands())
             raise HarnessError(f"no slash command {name!r} in the tree (known: {known})")
@@ -470,7 +474,7 @@ class Harness(FakeDiscord):
         else:
             self._command(name)
             opts = [dict(o) for o in options]
-        data: JSON = {"id": str(snowflake()), "name": name, "type": 1, "options": opts}
+        data = command_data(name, opts)
         if resolved:
             data["resolved"] = resolved
         return data
@@ -485,7 +489,7 @@ class Harness(FakeDiscord):
         channel_id: int | None = None,
         expect_response: bool = True,
     ) -> list[Call]:
-        """Invoke ``/name``.
+        """Invoke ``/name`` (``"group sub"``: a subcommand of a group).
 
         ``options`` maps option names to Python values; their Discord types come from the
         command's own parameters (``FakeUser`` for ``Member``/``User``, ints, floats,

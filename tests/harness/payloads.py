@@ -133,6 +133,15 @@ def user(
     return FakeUser(id=id, name=name, permissions=perms, roles=tuple(roles))
 
 
+def command_data(name: str, options: list[JSON]) -> JSON:
+    """An application command's data; `name` "group sub" is a subcommand of a group (Discord
+    nests its options under it)."""
+    group, _, sub = name.partition(" ")
+    if sub:
+        options = [{"name": sub, "type": 1, "options": options}]
+    return {"id": str(snowflake()), "name": group, "type": 1, "options": options}
+
+
 def walk_components(components: Sequence[JSON]) -> Iterator[JSON]:
     """Yield every component, depth first (action rows, then what is in them)."""
     for comp in components:

@@ -1,0 +1,136 @@
+"""`/tournament` through discord.py's real dispatch (tests/harness): an 8-player Swiss
+tournament of people and bots played to its end (people click their boards' columns, the
+bots play theirs), its standings message edited as it goes, the winner announced in the
+server's announcement channel; names escaped, nobody mentioned, every request within
+Discord's limits; who may start or cancel, and leaving."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import discord
+
+from tests.boardbot import ALICE, BOB, CAROL, column_ids
+from tests.harness import DEFAULT_CHANNEL_ID, Call, assert_within_limits, user
+from tests.harness.mentions import unescaped, unsafe_mentions
+
+ADMIN = user(105, "admin", permissions=discord.Permissions(manage_guild=True, view_channel=True))
+DAN = user(106, "dan")
+HOSTILE = user(107, "**bold** @everyone <@&555>")
+PEOPLE = [ALICE, BOB, CAROL, DAN, HOSTILE]
+BOTS = ["easy", "random", "trainer"]
+NEWS_ROOM = DEFAULT_CHANNEL_ID + 1
+
+
+async def nobody(_: object) -> bool:
+    return False  # the harness's Discord has no application owner
+
+
+def reply(h: Any) -> str:
+    content: str = h.last_message(ephemeral=True)["content"]
+    return content
+
+
+async def play_out(h: Any, bot: Any, match_id: int, rng: random.Random) -> list[Call]:
+    """The people of a match click random columns of its board until it ends (the bot's
+    moves come in between)."""
+    by_id = {u.id: u for u in PEOPLE}
+    calls: list[Call] = []
+    for _ in range(200):
+        snap = await bot.lobby.snapshot(match_id)
+        if not snap.live:
+            return calls
+        seat = snap.seat_to_move
+        assert not seat.is_agent, "the bot's turn ran out before the click was answered"
+        message = h.messages[snap.match.message_id]
+        columns = column_ids(message)
+        calls += await h.click(message, rng.choice(columns), user=by_id[seat.player.discord_id])
+    raise AssertionError(f"match {match_id} did not end")
+
+
+async def test_an_eight_player_swiss_tournament_of_people_and_bots_is_played_to_its_end(
+    env: Any,
+) -> None:
+    bot, h = env
+    bot.owner_check = nobody
+    await h.gateway("GUILD_CREATE", h.guild_payload(channel_ids=[DEFAULT_CHANNEL_ID, NEWS_ROOM]))
+    calls: list[Call] = await h.slash("settings", {"announcements": f"<#{NEWS_ROOM}>"}, user=ADMIN)
+    calls += await h.slash(
+        "tournament create", {"game": "connect4", "format": "swiss", "rounds": 3}, user=ADMIN
+    )
+    standings = h.last_message(ephemeral=False)
+    assert standings["embeds"][0]["title"] == "Tournament #1: Connect Four, Swiss"
+    for person in PEOPLE:
+        calls += await h.slash("tournament join", {}, user=person)
+        assert reply(h).startswith("You are in")
+    calls += await h.slash("tournament join", {}, user=ALICE)
+    assert "already in that tournament" in reply(h)
+    calls += await h.slash("tournament join", {"bot": "easy"}, user=ALICE)
+    assert "creator or a server manager" in reply(h)
+    for name in BOTS:
+        calls += await h.slash("tournament join", {"bot": name}, user=ADMIN)
+    calls += await h.slash("tournament start", {}, user=BOB)
+    assert "creator or a server manager" in reply(h)
+    calls += await h.slash("tournament start", {}, user=ADMIN)
+    assert reply(h) == "Started: 8 players, 3 rounds."
+    [tournament] = await bot.lobby.store.tournaments.active()
+    rng = random.Random(11)
+    for rnd in range(1, 4):
+        view = await bot.lobby.tournaments.view(tournament.id)
+        assert view.tournament.round == rnd
+        games = view.current()
+        assert len(games) == 4
+        for g in games:
+            snap = await bot.lobby.snapshot(g.match_id)
+            assert snap.match.message_id in h.messages  # its board is in the channel
+            assert h.messages[snap.match.message_id]["channel_id"] == str(DEFAULT_CHANNEL_ID)
+            calls += await play_out(h, bot, g.match_id, rng)
+        shown = h.messages[int(standings["id"])]["embeds"][0]
+        if rnd < 3:  # edited live: the next round is on the standings message
+            assert shown["description"].startswith(f"Round {rnd + 1} of 3.")
+    view = await bot.lobby.tournaments.view(tournament.id)
+    assert view.tournament.status == "finished" and view.winner is not None
+    pairs = [frozenset((g.first_id, g.second_id)) for g in view.games]
+    assert len(pairs) == 12 and len(set(pairs)) == 12
+    shown = h.messages[int(standings["id"])]["embeds"][0]
+    assert shown["description"].startswith("Finished. Winner: **")
+    assert "\\*\\*bold\\*\\*" in shown["description"]  # the hostile name, escaped
+    news = h.last_message(NEWS_ROOM)
+    assert news["content"].startswith("🏆 **") and "tournament #1" in news["content"]
+    assert (await bot.lobby.store.tournaments.get(tournament.id)).announced_at is not None
+    calls += await h.slash("tournament standings", {}, user=CAROL)
+    assert "no tournament in this channel" in reply(h)
+    everything = h.calls
+    for call in everything:
+        if call.json:
+            assert_within_limits(call)
+        assert unsafe_mentions(call, set()) is None
+    assert [bad for c in everything if (bad := unescaped(c, ("@everyone", "<@&555>")))] == []
+
+
+async def test_leaving_forfeits_and_cancelling_ends_the_games(env: Any) -> None:
+    bot, h = env
+    bot.owner_check = nobody
+    await h.slash("tournament create", {"game": "connect4", "format": "round-robin"}, user=ALICE)
+    for person in (ALICE, BOB, CAROL):
+        await h.slash("tournament join", {}, user=person)
+    await h.slash("tournament join", {"bot": "random"}, user=ALICE)  # the creator may
+    await h.slash("tournament start", {}, user=ALICE)
+    assert reply(h) == "Started: 4 players, 3 rounds."
+    await h.slash("tournament leave", {}, user=BOB)
+    assert reply(h) == "You left: your remaining games are forfeited."
+    [t] = await bot.lobby.store.tournaments.active()
+    view = await bot.lobby.tournaments.view(t.id)
+    bob = await bot.lobby.store.players.find_user(BOB.id)
+    [theirs] = [g for g in view.current() if bob.id in (g.first_id, g.second_id)]
+    assert theirs.outcome == ("second" if theirs.first_id == bob.id else "first")
+    await h.slash("tournament cancel", {}, user=CAROL)
+    assert "creator or a server manager" in reply(h)
+    await h.slash("tournament cancel", {}, user=ADMIN)
+    assert reply(h) == "Cancelled: its games end unrated."
+    for g in view.current():
+        snap = await bot.lobby.snapshot(g.match_id)
+        assert not snap.live
+    standings = h.messages[(await bot.lobby.store.tournaments.get(t.id)).message_id]
+    assert standings["embeds"][0]["description"].startswith("Cancelled.")
