@@ -168,7 +168,9 @@ def test_slash_options_from_and_around_the_valid_ones(
 
 @SETTINGS
 @given(
-    prefix=st.sampled_from(["c4", "ot", "rs", "rm", "st", "ch:a", "ch:d", "zz"]),
+    prefix=st.sampled_from(
+        ["c4", "ot", "rs", "rm", "st", "ch:a", "ch:d", "zz", "pz:c4-0a", "pz:m1.0", "pq", "pn"]
+    ),
     parts=st.lists(
         st.one_of(st.integers(-5, 10**21).map(str), HOSTILE, st.text(max_size=4)), max_size=5
     ),
