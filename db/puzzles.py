@@ -140,6 +140,14 @@ class Puzzles(Repository):
         )
         return {r.puzzle_id: r for r in decodable(rows, _decode_rating)}
 
+    async def rating(self, puzzle_id: str) -> PuzzleRating | None:
+        """One puzzle's rating (None: nobody answered it yet, or its row was set aside)."""
+        rows = await self._db.fetchall(
+            f"SELECT {_RATING_COLS} FROM puzzle_ratings WHERE puzzle_id = ?", (puzzle_id,)
+        )
+        found = decodable(rows, _decode_rating)
+        return found[0] if found else None
+
     async def answered(self, player_id: int, game: str) -> set[str]:
         """The ids of the puzzles of `game` the player answered."""
         rows = await self._db.fetchall(

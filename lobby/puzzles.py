@@ -38,7 +38,6 @@ from lobby.puzzle import (
     day_of,
     nearest,
     position,
-    rating_now,
     scorer,
 )
 from lobby.ratings import DEFAULT_MU
@@ -74,6 +73,7 @@ class Puzzles:
         self._rng = rng
         #: The shipped puzzles of a game (tests give their own).
         self.pool: Callable[[str], Sequence[Puzzle]] = load_pool
+        self._dailies: dict[tuple[str, str], tuple[Sequence[Puzzle], Puzzle | None]] = {}
 
     # ------------------------------------------------------------------ finding a puzzle
 
@@ -90,12 +90,24 @@ class Puzzles:
                     return p
         raise BadRequest("there is no such puzzle")
 
+    def _daily(self, game: str, day: str) -> Puzzle | None:
+        """The day's puzzle of `game`, worked out once per pool, game and day."""
+        pool = self.pool(game)
+        hit = self._dailies.get((game, day))
+        if hit is None or hit[0] is not pool:
+            if len(self._dailies) >= 16:
+                self._dailies.clear()
+            hit = self._dailies[(game, day)] = (pool, daily_of(pool, game, day))
+        return hit[1]
+
     async def _shown(self, p: Puzzle) -> PuzzleShown:
         state, last = position(p.game, p.moves)
-        found = await self._store.puzzles.ratings(p.game)
-        daily = daily_of(self.pool(p.game), p.game, day_of(self._clock()))
-        today = day_of(self._clock()) if daily is not None and daily.id == p.id else None
-        return PuzzleShown(p.id, p.game, state, last, p.kind, p.plies, rating_now(p, found), today)
+        held = await self._store.puzzles.rating(p.id)
+        day = day_of(self._clock())
+        daily = self._daily(p.game, day)
+        today = day if daily is not None and daily.id == p.id else None
+        rating = p.rating if held is None else held.mu
+        return PuzzleShown(p.id, p.game, state, last, p.kind, p.plies, rating, today)
 
     async def _own(self, key: str, person: Person) -> PuzzleShown:
         """One's own blunder's position (refused if it is not the person's mistake)."""
@@ -164,7 +176,7 @@ class Puzzles:
         to post it in, if this is the first time it is asked for in that server today."""
         game = self._game(game)
         day = day_of(self._clock())
-        p = daily_of(self.pool(game), game, day)
+        p = self._daily(game, day)
         if p is None:
             raise BadRequest(f"there are no {game} puzzles yet")
         shown = await self._shown(p)

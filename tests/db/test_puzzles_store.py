@@ -70,6 +70,8 @@ async def test_a_first_answer_is_kept_with_its_score_and_a_later_one_writes_noth
         rating = (await s.puzzles.ratings("connect4"))["c4-aa"]
         assert (rating.mu, rating.sigma, rating.attempts) == (3.0, 4.0, 1)
         assert await s.puzzles.ratings("othello") == {}
+        assert await s.puzzles.rating("c4-aa") == rating
+        assert await s.puzzles.rating("c4-bb") is None  # answered unrated: no rating moved
         assert await s.puzzles.answered(alice.id, "connect4") == {"c4-aa"}
         assert await s.puzzles.answered(bob.id, "connect4") == {"c4-bb"}
         kept = await s.puzzles.attempt(alice.id, "c4-aa")
