@@ -22,6 +22,7 @@ from typing import cast
 from db.models import Match, Player
 from db.store import Store
 from db.tournaments import Entrant, NewGame, Tournament, TournamentGame
+from lobby.errors import LobbyError
 from lobby.matches import Matches
 from lobby.pairing import (
     Format,
@@ -234,7 +235,11 @@ class Rounds:
             forfeit = _forfeited(g.first_id, g.second_id, left)
             if forfeit is not None:  # never started: forfeited by one who left
                 return await self._write(t, g, forfeit, step)
-            snap = await self._start(t, g, entrants)
+            try:
+                snap = await self._start(t, g, entrants)
+            except LobbyError as exc:  # it can never start (an agent no longer offered)
+                log.warning("tournament %s: game %s.%s forfeited: %s", t.id, g.round, g.board, exc)
+                return await self._write(t, g, _unplayable(g, entrants), step)
             step.boards.append(snap)
             step.changed = True
             return False
@@ -374,6 +379,17 @@ def _forfeited(first: int, second: int | None, left: set[int]) -> Outcome | None
     if any(gone):
         return "second" if gone[0] else "first"
     return None
+
+
+def _unplayable(g: TournamentGame, entrants: list[Entrant]) -> Outcome:
+    """A game whose match cannot start: the bot's player that cannot play forfeits it."""
+    agents = {e.player_id for e in entrants if e.opponent is not None}
+    first, second = g.first_id in agents, g.second_id in agents
+    if first and second:
+        return "lost"
+    if first or second:
+        return "second" if first else "first"
+    return "draw"
 
 
 def champion(fmt: str, table: list[Standing], played: list[Game], left: set[int]) -> int | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import faults
 from db.models import Finish
 from db.store import Store
 from lobby.core import Lobby, LobbyConfig, Person, Where
@@ -325,3 +326,42 @@ async def test_a_tournament_row_that_does_not_decode_is_set_aside_with_one_warni
         assert (await lobby.tournaments.standings(Where(5, 51))).tournament.status == "open"
     warnings = [r for r in caplog.records if "does not decode" in r.getMessage()]
     assert len(warnings) == 1 and "tournaments" in warnings[0].getMessage()
+
+
+async def test_a_scheduled_start_comes_with_the_clocks_sweep(lobby: Lobby, clock: Clock) -> None:
+    t = await lobby.tournaments.create(ADMIN, HERE, "connect4", "knockout", start_minutes=10)
+    lone = await lobby.tournaments.create(ADMIN, Where(5, 51), "othello", "swiss", start_minutes=5)
+    await enter_everyone(lobby, PEOPLE[:2], ["random"])
+    await lobby.tournaments.sweep()
+    assert (await lobby.tournaments.view(t.id)).tournament.status == "open"
+    clock.now += 601
+    await lobby.tournaments.sweep()
+    await settle()
+    assert (await lobby.tournaments.view(t.id)).tournament.status == "running"
+    assert (await lobby.tournaments.view(lone.id)).tournament.status == "cancelled"  # nobody came
+
+
+async def test_a_busy_or_lost_write_postpones_a_step_and_the_sweep_takes_it_up(
+    lobby: Lobby,
+) -> None:
+    t = await lobby.tournaments.create(ADMIN, HERE, "connect4", "swiss", rounds=2)
+    await enter_everyone(lobby, PEOPLE[:4], [])
+    try:
+        # the link of the first game is stored but its answer lost; round 2's writes (one
+        # after each game's end) find the database busy
+        faults.reset(
+            "fail:write:link_tournament_game:1:lost,fail:write:tournament_round:2:locked,"
+            "fail:write:tournament_round:3:locked"
+        )
+        await lobby.tournaments.start(HERE, ADMIN, admin=True)
+        await lobby.tournaments.sweep()  # the start's step was postponed: taken up
+        view = await lobby.tournaments.view(t.id)
+        assert [g.match_id is not None for g in view.current()] == [True, True]
+        assert len(await lobby.store.matches.live_ids()) == 2  # none started twice
+        view = await play_round(lobby, t.id, random.Random(3))
+        assert view.tournament.round == 1  # the write of round 2 failed: postponed
+        await lobby.tournaments.sweep()
+        await settle()
+        assert (await lobby.tournaments.view(t.id)).tournament.round == 2
+    finally:
+        faults.reset("")
