@@ -113,7 +113,7 @@ COMMANDS: dict[str, CommandInfo] = {
         actions=("best", "next"),
     ),
     "puzzle": CommandInfo(
-        ("game", "user"),
+        ("what", "game", "user"),
         (),
         "/puzzle [GAME]  or  /puzzle daily [GAME]  or  /puzzle stats [user:NAME]",
         "a position with one move to find: your own blunders of analysed matches first, then"

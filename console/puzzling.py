@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from console.values import game_name
+from console.values import UsageError, game_name
 from engine.games.catalog import game_info
 from lobby.puzzle import PuzzleShown, prompt_lines, stats_lines, title, verdict_lines
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 HOW = "Answer by typing your move; /puzzle gives the next puzzle."
 #: The words that make `/puzzle` something else than a game's next puzzle.
 ACTIONS = ("daily", "stats")
+USAGE = "/puzzle [GAME]  or  /puzzle daily [GAME]  or  /puzzle stats [user:NAME]"
 
 
 def puzzle_text(shown: PuzzleShown) -> str:
@@ -35,17 +36,24 @@ def puzzle_text(shown: PuzzleShown) -> str:
 
 async def cmd_puzzle(console: Session, opts: dict[str, str]) -> None:
     """`/puzzle [GAME]`, `/puzzle daily [GAME]`, `/puzzle stats [user:NAME]`."""
-    first = opts.get("action") or opts.get("game")
+    what = opts.get("action") or opts.get("what")
+    game = opts.get("game")
+    if what is not None and what not in ACTIONS:
+        if game is not None:
+            raise UsageError(f"/puzzle: {what!r} is not daily or stats; usage: {USAGE}")
+        what, game = None, what  # `/puzzle othello`
     lobby, me = console.lobby, console.person()
-    if first == "stats":
-        name = opts.get("user")
+    if what == "stats":
+        name = opts.get("user") or game
         who = me if name is None else console.person(name)
         console.write("\n".join(stats_lines(await lobby.puzzles.stats(who))))
         return
-    if first == "daily":
-        shown, _ = await lobby.puzzles.daily(game_name(opts.get("user") or "connect4"))
+    if opts.get("user"):
+        raise UsageError(f"/puzzle: user: is for /puzzle stats; usage: {USAGE}")
+    if what == "daily":
+        shown, _ = await lobby.puzzles.daily(game_name(game or "connect4"))
     else:
-        shown = await lobby.puzzles.next(game_name(first or "connect4"), me)
+        shown = await lobby.puzzles.next(game_name(game or "connect4"), me)
     console.puzzling[console.user] = shown.key
     console.write(puzzle_text(shown))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from console.puzzling import HOW, USAGE
 from db.store import Store
 from engine.puzzles.pool import Puzzle, load_pool
 from lobby.core import Lobby, LobbyConfig
@@ -122,3 +123,26 @@ def test_a_puzzle_in_a_terminal(tmp_path: Path) -> None:
         term.close(force=True)
     assert term.exitstatus == 0 and "Traceback" not in screen.text()
     assert "error" not in screen.text()
+
+
+async def test_the_ways_of_asking(lobby: Lobby, clock: Clock) -> None:
+    d = daily_of(load_pool("othello"), "othello", day_of(clock()))
+    assert d is not None
+    text = await run(
+        lobby,
+        "/puzzle daily game:othello\n/puzzle game:othello\n/puzzle othello\n/puzzle stats ann\n"
+        "/puzzle daily user:bob\n/puzzle weekly othello\n/puzzle nosuch:1\n",
+        "ann",
+    )
+    said = replies(text)
+    assert f"Puzzle {d.id} · {HOW}" in said["/puzzle daily game:othello"]
+    for line in ("/puzzle game:othello", "/puzzle othello"):  # (it may be the daily one)
+        assert said[line][0].endswith(("Othello puzzle", f"Othello puzzle, {day_of(clock())}"))
+    assert said["/puzzle stats ann"][:2] == ["Puzzles of ann", "No puzzles answered yet."]
+    assert said["/puzzle daily user:bob"] == [
+        f"error: /puzzle: user: is for /puzzle stats; usage: {USAGE}"
+    ]
+    assert said["/puzzle weekly othello"] == [
+        f"error: /puzzle: 'weekly' is not daily or stats; usage: {USAGE}"
+    ]
+    assert said["/puzzle nosuch:1"][0].startswith("error: /puzzle has no option 'nosuch'")
