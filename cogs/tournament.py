@@ -40,6 +40,8 @@ NAME_CHARS = 24
 #: An embed field holds at most 1024 characters (Discord).
 FIELD_CHARS = 1024
 NONE = discord.AllowedMentions.none()
+#: Pauses before posting a board again after Discord failed (5xx, a rate limit).
+POST_PAUSES = (1.0, 2.0, 5.0, 15.0)
 
 
 def short(name: str) -> str:
@@ -220,6 +222,12 @@ class Tournament(commands.Cog):
     async def on_news(self, news: TournamentNews) -> None:
         """A tournament changed: post its new games' boards, edit its standings, announce
         its winner."""
+        try:
+            await self._show(news)
+        except TRANSIENT as exc:  # boards left unposted are posted at the next start
+            log.warning("tournament %s not shown yet: %s", news.view.id, exc)
+
+    async def _show(self, news: TournamentNews) -> None:
         for snap in news.boards:
             await self._post_board(news.view, snap)
         t = news.view.tournament
@@ -233,27 +241,30 @@ class Tournament(commands.Cog):
             self._locks.pop(t.id, None)
 
     async def _post_board(self, view: TournamentView, snap: Snapshot) -> None:
-        """A game's board in the tournament's channel, attached to its match; a channel the
-        bot cannot post in ends the game unrated (nobody could follow it)."""
+        """A game's board in the tournament's channel, attached to its match. Discord failing
+        is tried again a few times; a board that cannot be posted (the channel is gone or
+        refuses the bot) ends its game unrated: nobody could follow it."""
         m = snap.match
         if m.channel_id is None:
             return
         lobby = self.bot.lobby
-        fields = await board_message(lobby, snap)
-        files = fields.pop("attachments")
         names = " - ".join(short(s.name) for s in snap.seats)
         text = f"Tournament #{view.id}, round {view.tournament.round}: {names}"
         channel = self.bot.get_partial_messageable(m.channel_id, guild_id=m.guild_id)
-        try:
-            message = await channel.send(text, files=files, allowed_mentions=NONE, **fields)
-        except (discord.NotFound, discord.Forbidden) as exc:
-            log.warning("tournament %s: cannot post the board of match %s: %s", view.id, m.id, exc)
-            with contextlib.suppress(LobbyError):
-                await lobby.abandon(m.id, "unreachable")
-            return
-        except discord.HTTPException as exc:  # shown at the next start (`resume`)
-            log.warning("tournament %s: board of match %s not posted: %s", view.id, m.id, exc)
-            return
+        for pause in (*POST_PAUSES, None):
+            fields = await board_message(lobby, await lobby.snapshot(m.id))  # as it is now
+            files = fields.pop("attachments")
+            try:
+                message = await channel.send(text, files=files, allowed_mentions=NONE, **fields)
+                break
+            except discord.HTTPException as exc:
+                if pause is None or exc.status in (403, 404) or 400 <= exc.status < 429:
+                    log.warning("tournament %s: the board of match %s cannot be posted: %s",
+                                view.id, m.id, exc)  # fmt: skip
+                    with contextlib.suppress(LobbyError):
+                        await lobby.abandon(m.id, "unreachable")
+                    return
+                await asyncio.sleep(pause)
         await lobby.attach_message(m.id, m.guild_id, m.channel_id, message.id)
         await self.bot.editor.submit(await lobby.snapshot(m.id))  # a move made meanwhile
 
