@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import cogs.puzzleinputs as inputs
 from engine.puzzles.pool import Puzzle, load_pool
 from lobby.core import Person
@@ -19,8 +21,10 @@ from lobby.pool import EnginePool
 from lobby.puzzle import position
 from tests.boardbot import ALICE, BOB, buttons, callbacks, make_bot
 from tests.clock import Clock
-from tests.harness import DEFAULT_CHANNEL_ID, Call, FakeUser, Harness
+from tests.harness import DEFAULT_CHANNEL_ID, Call, FakeUser, Harness, user
+from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions
 from tests.harness.payloads import FLAG_EPHEMERAL, INTERACTION_APP_COMMAND, snowflake
+from tests.lobby.test_retry import LATE, discord_game, only_the_late_blunder, warm_solvers
 
 ANNOUNCE = 700_000_000_000_000_555
 
@@ -210,3 +214,44 @@ async def test_a_puzzle_is_answered_after_a_restart(
         await h2.close()
         await bot2.lobby.close()
         await bot2.lobby.store.close()
+
+
+@pytest.fixture(scope="module")
+def _solvers_warm() -> None:
+    warm_solvers()
+
+
+@pytest.mark.usefixtures("_solvers_warm")
+async def test_ones_own_blunder_first_judged_by_the_solvers(env: Any) -> None:
+    bot, h = env
+    bot.lobby.config.analysis_seconds = 1.0
+    n = await discord_game(bot.lobby)
+    await only_the_late_blunder(bot.lobby, n)
+    await puzzle(h, "play", {"game": "connect4"}, user=ALICE)
+    shown = h.last_message()
+    assert shown["embeds"][0]["title"] == "Connect Four: learn from your mistakes"
+    assert shown["embeds"][0]["footer"]["text"] == f"Puzzle m{n}.{LATE}"
+    assert f"From your match #{n}, move {LATE + 1}: 🔴 **alice** to play." in text_of(shown)
+    cid = f"pz:m{n}.{LATE}:0"
+    forged: dict[str, Any] = json.loads(json.dumps(shown))
+    assert "is not yours" in refusal(await h.click(forged, cid, user=BOB))  # alice's blunder
+    await h.click(shown, f"pz:m{n}.{LATE}:6", user=ALICE)  # the blunder again
+    missed = h.messages[int(shown["id"])]
+    assert "Column 7 does not hold: win -> loss" in text_of(missed)
+    assert "The best move was column 1" in text_of(missed) and ids(missed, "pn:")
+    await puzzle(h, "play", {"game": "connect4"}, user=ALICE)  # served once: a shipped one now
+    assert h.last_message()["embeds"][0]["title"].endswith("Connect Four puzzle")
+
+
+async def test_a_hostile_name_pings_nobody_and_shows_as_plain_text(env: Any) -> None:
+    _bot, h = env
+    mallory = user(666, " ".join(HOSTILE_PARTS))
+    calls = await puzzle(h, "play", {"game": "connect4"}, user=mallory)
+    shown = h.last_message()
+    p = the_puzzle(shown)
+    calls += await h.click(shown, column(p, p.answer), user=mallory)
+    calls += await puzzle(h, "stats", {}, user=mallory)
+    calls += await puzzle(h, "stats", {"user": mallory}, user=BOB)
+    assert "Puzzles of " in h.last_message()["embeds"][0]["title"]
+    assert [why for c in calls if (why := unsafe_mentions(c, ()))] == []
+    assert [bad for c in calls if (bad := unescaped(c))] == []
