@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from engine.agents.base import Agent, AgentInfo, Budget, Decision, require_moves
 from engine.agents.connect4 import solver as sv
+from engine.agents.connect4 import threats
 from engine.agents.connect4.lines import centre_order
 from engine.games.base import GameState
 from engine.games.bits import kernel, popcount
@@ -59,8 +60,8 @@ def evaluate(
 ) -> int:
     """Heuristic value for the side to move (see the module docstring), within +-999."""
     opp = cur ^ mask
-    mine = sv.winning_cells(cur, mask, h, board)
-    theirs = sv.winning_cells(opp, mask, h, board)
+    mine = threats.winning_cells(cur, mask, h, board)
+    theirs = threats.winning_cells(opp, mask, h, board)
     # Rows 1, 3, 5 (bit rows 0, 2, 4) suit the first player, the side to move when ply is even.
     my_good = odd_rows if ply % 2 == 0 else board & ~odd_rows
     their_good = board & ~my_good
@@ -99,7 +100,7 @@ def _alphabeta(
     h = tables.h
     cells = tables.cells
     board = tables.board
-    possible = sv.non_losing(cur, mask, h, tables.bottom, board)
+    possible = threats.non_losing(cur, mask, h, tables.bottom, board)
     if possible == np.uint64(0):
         return -(WIN + (cells - ply) // 2)
     if ply >= cells - 2:
@@ -111,7 +112,7 @@ def _alphabeta(
     for i in range(tables.colmasks.shape[0]):
         move = possible & tables.colmasks[i]
         if move:
-            score = popcount(sv.winning_cells(cur | move, mask, h, board))
+            score = popcount(threats.winning_cells(cur | move, mask, h, board))
             j = n
             while j > 0 and tables.scorebuf[base + j - 1] < score:
                 tables.movebuf[base + j] = tables.movebuf[base + j - 1]
@@ -156,12 +157,12 @@ def _root_scores(
         col = cols[i]
         move = ((mask + bottom) & board) & (((np.uint64(1) << np.uint64(h - 1)) - np.uint64(1))
                                             << np.uint64(col * h))  # fmt: skip
-        if sv.winning_cells(cur, mask, h, board) & move:
+        if threats.winning_cells(cur, mask, h, board) & move:
             out[i] = WIN + (cells + 1 - ply) // 2
             continue
         child_cur = cur ^ mask
         child_mask = mask | move
-        if sv.can_win_next(child_cur, child_mask, h, bottom, board):
+        if threats.can_win_next(child_cur, child_mask, h, bottom, board):
             out[i] = -(WIN + (cells - ply) // 2)
             continue
         out[i] = -_alphabeta(

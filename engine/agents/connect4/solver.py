@@ -18,21 +18,23 @@ import numpy.typing as npt
 from engine.agents.connect4 import book as opening
 from engine.agents.connect4 import edge
 from engine.agents.connect4.lines import centre_order
-from engine.games.bits import ZERO, kernel, now, popcount, search_kernel
+from engine.agents.connect4.solvertable import PRIME, allocate, prefetch, slot_of
+from engine.agents.connect4.threats import can_win_next, non_losing, winning_cells
+from engine.games.bits import ONE, ZERO, kernel, lsb_index, now, popcnt, search_kernel
 from engine.games.connect4 import Connect4State
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
-#: Transposition table entries (a prime, so ``key % size`` spreads keys well): 4M entries of
-#: 8 bytes, 32 MB per process, allocated on the first solve.
-TABLE_SIZE = 4194301
+#: Transposition table slots (`solvertable`): 32 MB per process, allocated on the first solve.
+TABLE_SIZE = PRIME
 
 # stats array slots
 _NODES, _LIMIT, _ABORTED, _NEXT_CHECK = 0, 1, 2, 3
 _CHECK_EVERY = 1024
 _LOW56 = np.uint64((1 << 56) - 1)
+_STACK = 20  # `Work.stack` per ply: alpha, beta, the child searched, the count, the moves
 
 
 class UnsupportedVariant(ValueError):
@@ -62,61 +64,14 @@ class Work(NamedTuple):
     """What the kernels write: the transposition table and the per-ply move buffers."""
 
     table: U64  # per slot: the key's low 56 bits << 8 | the value (0: an empty slot)
-    movebuf: U64
+    movebuf: U64  # per ply, 16 each: moves and their scores (the expert's heuristic search)
     scorebuf: I64
+    frames: U64  # per ply: the discs of the side to move, every disc, the table slot
+    stack: I64  # per ply, `_STACK` each: alpha, beta, the child searched, the count, the moves
 
 
 # --------------------------------------------------------------------------------------------
 # numba kernels
-
-
-@kernel
-def winning_cells(pos: np.uint64, mask: np.uint64, h: int, board: np.uint64) -> np.uint64:
-    """Empty cells that would complete a line of four for the discs `pos` (Pons' k = 4 trick).
-
-    `h` is rows + 1 (the column stride); the four steps are 1 (vertical), h (horizontal),
-    h - 1 and h + 1 (the diagonals). Cells need not be playable yet: these are all threats.
-    """
-    one = np.uint64(1)
-    r = (pos << one) & (pos << np.uint64(2)) & (pos << np.uint64(3))
-    for step in (h, h - 1, h + 1):
-        d = np.uint64(step)
-        d2 = np.uint64(2 * step)
-        d3 = np.uint64(3 * step)
-        p = (pos << d) & (pos << d2)
-        r |= p & (pos << d3)
-        r |= p & (pos >> d)
-        p = (pos >> d) & (pos >> d2)
-        r |= p & (pos << d)
-        r |= p & (pos >> d3)
-    return r & (board ^ mask)
-
-
-@kernel
-def non_losing(
-    cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
-) -> np.uint64:
-    """Playable cells that do not let the opponent win next move (0: every move loses).
-
-    A forced block is the only candidate; two forced blocks mean the game is lost; and no move
-    may go right under an opponent threat.
-    """
-    possible = (mask + bottom) & board
-    opp_win = winning_cells(cur ^ mask, mask, h, board)
-    forced = possible & opp_win
-    if forced:
-        if forced & (forced - np.uint64(1)):
-            return np.uint64(0)
-        possible = forced
-    return possible & ~(opp_win >> np.uint64(1))
-
-
-@kernel
-def can_win_next(
-    cur: np.uint64, mask: np.uint64, h: int, bottom: np.uint64, board: np.uint64
-) -> bool:
-    """Whether the side to move has a move that wins on the spot."""
-    return bool((winning_cells(cur, mask, h, board) & (mask + bottom) & board) != np.uint64(0))
 
 
 @search_kernel
@@ -168,100 +123,117 @@ def _negamax(
     """Pons' negamax: the exact score if in (alpha, beta), else a bound on the right side.
 
     Preconditions: alpha < beta and the side to move cannot win on the spot. On abort the value
-    is meaningless (callers check ``stats[_ABORTED]``) and nothing is written to the table.
+    is meaningless (callers check ``stats[_ABORTED]``) and nothing more is written to the table.
+    The recursion runs on explicit stacks (`Work.frames`, `Work.stack`): a call per node would
+    hand every argument over again (seven words per array), and the constants stay in registers.
     """
-    if _out_of_budget(stats, deadline):
-        return 0
-    # The arrays are read through `variant.` and `work.` at each use, not bound to names: a
-    # name that lives across branches costs numba a reference count update per node.
-    h = variant.h
-    cells = variant.cells
-    bottom = variant.bottom
-    board = variant.board
-    possible = non_losing(cur, mask, h, bottom, board)
-    if possible == ZERO:
-        return -((cells - ply) // 2)
-    if ply >= cells - 2:
-        return 0
-    if ply <= variant.book_ply:  # exact from the opening book
-        found = _in_book(variant.book, cur + mask, h, variant.colmasks.shape[0])
-        if found != edge.MISSING:
-            return found
-    elif ply == variant.edge_ply:  # exact from the database, no search below
-        found = edge.lookup(variant.edge, cur, mask)
-        if found != edge.MISSING:
-            return found
-    lo = -((cells - 2 - ply) // 2)
-    if alpha < lo:
-        alpha = lo
-        if alpha >= beta:
-            return alpha
-    hi = (cells - 1 - ply) // 2
+    h, cells, bottom, board = variant.h, variant.cells, variant.bottom, variant.board
+    colmasks, table, frames, stack = variant.colmasks, work.table, work.frames, work.stack
+    size = np.uint64(table.shape[0])
     min_score = -(cells // 2) + 3
     max_score = (cells + 1) // 2 - 3
-    key = cur + mask
-    # One 8-byte entry per slot (one cache line read): the key's low 56 bits and the value.
-    # The slot is key % a prime above 2^8, so the two together tell every key apart (the
-    # Chinese remainder theorem, as in Pons' solver).
-    slot = key % np.uint64(work.table.shape[0])
-    tag = key & _LOW56
-    entry = work.table[slot]
-    if entry >> np.uint64(8) == tag and entry & np.uint64(255) != 0:
-        val = int(entry & np.uint64(255))
-        if val > max_score - min_score + 1:  # a lower bound
-            lb = val + 2 * min_score - max_score - 2
-            if alpha < lb:
-                alpha = lb
-                if alpha >= beta:
-                    return alpha
-        else:  # an upper bound
-            ub = val + min_score - 1
-            if beta > ub:
-                beta = ub
-                if alpha >= beta:
-                    return beta
-    if beta > hi:
-        beta = hi
-        if alpha >= beta:
-            return beta
-    # Order the candidates: most threats created first; centre first among equals.
-    n = 0
-    for i in range(variant.colmasks.shape[0]):
-        move = possible & variant.colmasks[i]
-        if move:
-            score = popcount(winning_cells(cur | move, mask, h, board))
-            j = n
-            while j > 0 and work.scorebuf[ply * 16 + j - 1] < score:
-                work.movebuf[ply * 16 + j] = work.movebuf[ply * 16 + j - 1]
-                work.scorebuf[ply * 16 + j] = work.scorebuf[ply * 16 + j - 1]
-                j -= 1
-            work.movebuf[ply * 16 + j] = move
-            work.scorebuf[ply * 16 + j] = score
-            n += 1
-    for i in range(n):
-        move = work.movebuf[ply * 16 + i]
-        score = -_negamax(
-            cur ^ mask,
-            mask | move,
-            ply + 1,
-            -beta,
-            -alpha,
-            variant,
-            work,
-            stats,
-            deadline,
-        )
-        if stats[_ABORTED]:
-            return 0
-        if score >= beta:
-            work.table[slot] = tag << np.uint64(8) | np.uint64(
-                score + max_score - 2 * min_score + 2
-            )
-            return score
-        if score > alpha:
-            alpha = score
-    work.table[slot] = tag << np.uint64(8) | np.uint64(alpha - min_score + 1)
-    return alpha
+    nodes, check, root = stats[_NODES], stats[_NEXT_CHECK], ply
+    while True:
+        # Enter the node (cur, mask, ply, alpha, beta): its value `v` is known at once, or its
+        # frame is pushed and its first child entered.
+        nodes += 1
+        if nodes >= check:
+            check = nodes + _CHECK_EVERY
+            if nodes >= stats[_LIMIT] or now() > deadline:
+                stats[_NODES] = nodes
+                stats[_ABORTED] = 1
+                return 0
+        known = True
+        v = 0
+        possible = non_losing(cur, mask, h, bottom, board)
+        if possible == ZERO:
+            v = -((cells - ply) // 2)
+        elif ply >= cells - 2:
+            v = 0
+        else:
+            known = False
+            if ply <= variant.book_ply:  # exact from the opening book
+                v = _in_book(variant.book, cur + mask, h, colmasks.shape[0])
+                known = v != edge.MISSING
+            elif ply == variant.edge_ply:  # exact from the database, no search below
+                v = edge.lookup(variant.edge, cur, mask)
+                known = v != edge.MISSING
+        slot = slot_of(cur + mask, size)
+        if not known:
+            lo = -((cells - 2 - ply) // 2)
+            if alpha < lo:
+                alpha = lo
+                v, known = alpha, alpha >= beta
+        if not known:
+            entry = table[slot]
+            if entry >> np.uint64(8) == (cur + mask) & _LOW56 and entry & np.uint64(255) != 0:
+                val = int(entry & np.uint64(255))
+                if val > max_score - min_score + 1:  # a lower bound
+                    lb = val + 2 * min_score - max_score - 2
+                    if alpha < lb:
+                        alpha = lb
+                        v, known = alpha, alpha >= beta
+                else:  # an upper bound
+                    ub = val + min_score - 1
+                    if beta > ub:
+                        beta = ub
+                        v, known = beta, alpha >= beta
+        if not known:
+            hi = (cells - 1 - ply) // 2
+            if beta > hi:
+                beta = hi
+                v, known = beta, alpha >= beta
+        if not known:
+            # Order the candidates: most threats created first, centre first among equals;
+            # each is one number, threats << 10 | (15 - rank) << 6 | the move's bit index.
+            # The children's table entries start loading meanwhile.
+            base = ply * _STACK
+            n = 0
+            for i in range(colmasks.shape[0]):
+                move = possible & colmasks[i]
+                if move:
+                    prefetch(table, slot_of((cur ^ mask) + (mask | move), size))
+                    k = popcnt(winning_cells(cur | move, mask, h, board)) << 10
+                    k |= (15 - i) << 6 | lsb_index(move)
+                    j = n
+                    while j > 0 and stack[base + 4 + j - 1] < k:
+                        stack[base + 4 + j] = stack[base + 4 + j - 1]
+                        j -= 1
+                    stack[base + 4 + j] = k
+                    n += 1
+            frames[ply * 3], frames[ply * 3 + 1], frames[ply * 3 + 2] = cur, mask, slot
+            stack[base], stack[base + 1], stack[base + 2], stack[base + 3] = alpha, beta, 0, n
+            cur, mask = cur ^ mask, mask | ONE << np.uint64(stack[base + 4] & 63)
+            alpha, beta = -beta, -alpha
+            ply += 1
+            continue
+        # Hand `v` back up until a frame has a child left to search.
+        while ply > root:
+            ply -= 1
+            base = ply * _STACK
+            key = frames[ply * 3] + frames[ply * 3 + 1]
+            score = -v
+            if score >= stack[base + 1]:  # a lower bound
+                code = score + max_score - 2 * min_score + 2
+                table[frames[ply * 3 + 2]] = (key & _LOW56) << np.uint64(8) | np.uint64(code)
+                v = score
+                continue
+            alpha = max(stack[base], score)
+            i = stack[base + 2] + 1
+            if i < stack[base + 3]:
+                stack[base], stack[base + 2] = alpha, i
+                cur, mask = frames[ply * 3], frames[ply * 3 + 1]
+                cur, mask = cur ^ mask, mask | ONE << np.uint64(stack[base + 4 + i] & 63)
+                alpha, beta = -stack[base + 1], -alpha
+                ply += 1
+                break
+            code = alpha - min_score + 1  # an upper bound
+            table[frames[ply * 3 + 2]] = (key & _LOW56) << np.uint64(8) | np.uint64(code)
+            v = alpha
+        else:  # back at the root
+            stats[_NODES] = nodes
+            stats[_NEXT_CHECK] = check
+            return v
 
 
 @kernel
@@ -421,7 +393,9 @@ class _Context:
         )  # fmt: skip
         movebuf = np.zeros((self.cells + 2) * 16, dtype=np.uint64)
         scorebuf = np.zeros((self.cells + 2) * 16, dtype=np.int64)
-        self.work = Work(table, movebuf, scorebuf)
+        frames = np.zeros((self.cells + 2) * 3, dtype=np.uint64)
+        stack = np.zeros((self.cells + 2) * _STACK, dtype=np.int64)
+        self.work = Work(table, movebuf, scorebuf, frames, stack)
 
 
 _CONTEXTS: dict[tuple[int, int], _Context] = {}
@@ -452,7 +426,7 @@ def _context(state: Connect4State) -> _Context:
     variant = (state.rows, state.cols)
     if _TABLE.get("variant") != variant:  # keys of two board sizes could collide: start afresh
         if "table" not in _TABLE:
-            _TABLE["table"] = np.zeros(TABLE_SIZE, dtype=np.uint64)
+            _TABLE["table"] = allocate(TABLE_SIZE)
         else:
             _TABLE["table"].fill(0)
         _TABLE["variant"] = variant
