@@ -202,3 +202,24 @@ async def test_a_corrupt_score_is_written_anew_by_the_next_answer(tmp_path: Path
         assert done.before is None and done.after is not None
         score = await s.puzzles.score(alice.id, "connect4")
         assert score is not None and score.mu == 24.0
+
+
+async def test_a_queue_item_that_does_not_decode_is_passed_over(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "bot.db"
+    async with Store.open(db) as s:
+        alice, bob, _ = await people(s)
+        m = await s.matches.create("connect4", "pvp", alice.id, bob.id)
+        await s.puzzles.enqueue(alice.id, "connect4", [(f"m{m.id}.2", m.id, 2)])
+        await s.puzzles.enqueue(alice.id, "connect4", [(f"m{m.id}.4", m.id, 4)])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE puzzle_queue SET ply = 'two' WHERE ply = 2")
+    raw.close()
+    caplog.set_level(logging.WARNING, logger="db.rows")
+    async with Store.open(db) as s:
+        item = await s.puzzles.take(alice.id, "connect4")
+        assert item is not None and item.ply == 4  # the one that decodes
+        assert await s.puzzles.take(alice.id, "connect4") is None  # the other was set aside
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "puzzle_queue" in warnings[0], warnings
