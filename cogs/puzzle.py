@@ -164,7 +164,7 @@ async def next_puzzle(interaction: discord.Interaction, game: str) -> None:
     lobby, who = bot_of(interaction).lobby, person(interaction.user)
 
     async def work() -> Fields:
-        shown = await lobby.puzzles.next(game, who)
+        shown = await lobby.puzzles.next(game, who, interaction.guild_id)
         return await puzzle_fields(shown, style=await lobby.board_style(who))
 
     await _respond(interaction, work(), new=not _own_message(interaction))
@@ -186,7 +186,7 @@ class PuzzleCommands(
     async def play(self, interaction: discord.Interaction, game: str) -> None:
         lobby, who = self.bot.lobby, person(interaction.user)
         async with Reply(interaction, ephemeral=True) as reply:
-            shown = await lobby.puzzles.next(game, who)
+            shown = await lobby.puzzles.next(game, who, interaction.guild_id)
             await _send(reply, await puzzle_fields(shown, style=await lobby.board_style(who)))
 
     @app_commands.command(name="daily", description="Today's puzzle, the same for everyone")

@@ -77,10 +77,14 @@ class Puzzles:
 
     # ------------------------------------------------------------------ finding a puzzle
 
-    def _game(self, game: str) -> str:
+    async def _game(self, game: str, guild_id: int | None) -> str:
+        """A game there are puzzles of, offered in the server asked from (`/settings games`)."""
         game = game.strip().lower()
         if game not in GAMES:
             raise BadRequest(f"there are puzzles of {' and '.join(GAMES)}, not {game!r}")
+        found = await self._settings.of(guild_id)
+        if not found.offered("games", game):
+            raise BadRequest(f"this server offers {', '.join(found.value('games'))} only")
         return game
 
     def _puzzle(self, key: str) -> Puzzle:
@@ -119,10 +123,10 @@ class Puzzles:
                            step=step)  # fmt: skip
 
     @boundary
-    async def next(self, game: str, person: Person) -> PuzzleShown:
+    async def next(self, game: str, person: Person, guild_id: int | None = None) -> PuzzleShown:
         """The person's next puzzle of `game`: their own blunder waiting, else a shipped one
-        near their rating that they have not answered."""
-        game = self._game(game)
+        near their rating that they have not answered (`guild_id`: the server asked from)."""
+        game = await self._game(game, guild_id)
         player = await self._people.known(person)  # asking creates no player
         if player is not None:
             await self._queue_blunders(player.id, game)
@@ -174,7 +178,7 @@ class Puzzles:
     async def daily(self, game: str, guild_id: int | None = None) -> tuple[PuzzleShown, int | None]:
         """Today's puzzle of `game` (UTC), the same for everyone; and the announcement channel
         to post it in, if this is the first time it is asked for in that server today."""
-        game = self._game(game)
+        game = await self._game(game, guild_id)
         day = day_of(self._clock())
         p = self._daily(game, day)
         if p is None:

@@ -177,13 +177,20 @@ async def test_the_daily_puzzle_and_its_streak(lobby: Lobby, clock: Clock) -> No
     assert current_daily_streak(score, day_of(clock())) == 0  # a day was missed
 
 
-async def test_the_daily_post_in_the_announcement_channel_is_claimed_once(lobby: Lobby) -> None:
+async def test_the_daily_post_is_claimed_once_and_the_servers_games_hold(lobby: Lobby) -> None:
     assert (await lobby.puzzles.daily("connect4", 5))[1] is None  # no channel set
     await lobby.change_settings(5, ANN, {"announcements": 555})
     assert (await lobby.puzzles.daily("connect4", 5))[1] == 555
     assert (await lobby.puzzles.daily("connect4", 5))[1] is None  # once a day
     assert (await lobby.puzzles.daily("othello", 5))[1] == 555  # per game
     assert (await lobby.puzzles.daily("othello", None))[1] is None
+    await lobby.change_settings(5, ANN, {"games": ["connect4"]})
+    with pytest.raises(BadRequest, match="this server offers connect4 only"):
+        await lobby.puzzles.daily("othello", 5)
+    with pytest.raises(BadRequest, match="this server offers connect4 only"):
+        await lobby.puzzles.next("othello", ANN, 5)
+    assert (await lobby.puzzles.next("othello", ANN, 6)).game == "othello"  # another server
+    assert (await lobby.puzzles.next("connect4", ANN, 5)).game == "connect4"
 
 
 @pytest.fixture(scope="module")
