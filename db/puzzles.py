@@ -217,7 +217,12 @@ class Puzzles(Repository):
         """Queue positions of the player's own matches, (item, match id, ply) each; one
         queued before (served or not) is not queued again. How many were new."""
         check_game(game)
-        if not items:
+        rows = await self._db.fetchall(
+            "SELECT item FROM puzzle_queue WHERE player_id = ? AND game = ?", (player_id, game)
+        )
+        known = {r["item"] for r in rows}
+        items = [i for i in items if i[0] not in known]
+        if not items:  # nothing new: no write (this runs at every request for a puzzle)
             return 0
         added = 0
         async with self._db.write("enqueue_puzzles") as conn:
@@ -233,6 +238,8 @@ class Puzzles(Repository):
     async def take(self, player_id: int, game: str) -> QueueItem | None:
         """The oldest waiting item of the player's queue in `game`, served (it is not given
         again); None if none waits."""
+        if not (await self.waiting(player_id)).get(game):  # the usual case: no write
+            return None
         async with self._db.write("take_puzzle") as conn:
             rows = await query(
                 conn,

@@ -10,6 +10,7 @@ import logging
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,3 +224,27 @@ async def test_a_queue_item_that_does_not_decode_is_passed_over(
         assert await s.puzzles.take(alice.id, "connect4") is None  # the other was set aside
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "puzzle_queue" in warnings[0], warnings
+
+
+async def test_asking_again_with_nothing_new_writes_nothing(
+    store_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with Store.open(store_target) as s:
+        alice, bob, _ = await people(s)
+        m = await s.matches.create("connect4", "pvp", alice.id, bob.id)
+        await s.puzzles.enqueue(alice.id, "connect4", [(f"m{m.id}.4", m.id, 4)])
+        assert await s.puzzles.take(alice.id, "connect4") is not None
+        writes: list[str] = []
+        write = s.connection.write
+
+        def counted(op: str) -> Any:
+            writes.append(op)
+            return write(op)
+
+        monkeypatch.setattr(s.connection, "write", counted)
+        assert await s.puzzles.enqueue(alice.id, "connect4", [(f"m{m.id}.4", m.id, 4)]) == 0
+        assert await s.puzzles.take(alice.id, "connect4") is None
+        assert await s.puzzles.take(bob.id, "othello") is None
+        assert writes == []
+        assert await s.puzzles.enqueue(alice.id, "connect4", [(f"m{m.id}.6", m.id, 6)]) == 1
+        assert writes == ["enqueue_puzzles"]
