@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import getpass
+import importlib
 import io
 import json
 import logging
@@ -26,6 +28,7 @@ from boot.settings import Config, settings_line
 if TYPE_CHECKING:  # imported when used: the first screen must not wait for them
     from collections.abc import Callable
 
+    from console.terminal import Terminal
     from db.instance import Guard
     from lobby.core import Lobby
     from lobby.pool import EnginePool
@@ -88,37 +91,80 @@ async def run_console(config: Config) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
     interactive = sys.stdin.isatty()
+    stop = asyncio.Event()
+    on_signals(stop.set)
+    terminal = None
     if interactive:  # something on the screen at once, even while numba compiles
         print(
             "Board-game bot, local console (set DISCORD_TOKEN to run the Discord bot).\n"
             + settings_line(config),
             flush=True,
         )
+        from console.terminal import Terminal
+
+        if Terminal.usable(sys.stdin, sys.stdout):  # the prompt before the engine's imports
+            terminal = Terminal.early(sys.stdin, sys.stdout, _login())
+    try:
+        return await _console(config, interactive, stop, terminal)
+    finally:
+        if terminal is not None:  # (a start that failed never read a line)
+            terminal.give_back()
+
+
+async def _console(
+    config: Config, interactive: bool, stop: asyncio.Event, terminal: Terminal | None
+) -> int:
+    """The console, once its first lines (and maybe its prompt) are on the screen."""
+    if config.workers > 0:  # the engine pool's first worker, meanwhile on the other core
+        from lobby.workers import Worker
+
+        Worker.start_early([sys.executable, "-m", "lobby.worker"])
+    # A second of CPU (numba above all), in a thread: the prompt reads meanwhile.
+    await asyncio.to_thread(importlib.import_module, "console.run")
     from console.run import run_console as console_main
     from console.warmup import show_engine
 
     def say(line: str) -> None:  # on a person's screen too; a script's output stays as it was
         log.info(line)
-        if interactive:
+        if terminal is not None:
+            terminal.print_above(line)
+        elif interactive:
             print(line, flush=True)
 
     lobby, guard = await build_lobby(config, wait_for_engine=False, say=say)
     engine = asyncio.ensure_future(_start_engine(lobby.pool))
     await asyncio.sleep(0)  # the pool is started: jobs queue for its workers from now on
-    shown = [asyncio.ensure_future(show_engine(lobby.pool, engine))] if interactive else []
-    stop = asyncio.Event()
-    on_signals(stop.set)
+    shown = (
+        [asyncio.ensure_future(show_engine(lobby.pool, engine, terminal))] if interactive else []
+    )
     try:
         # A lost claim stops this console: two would run the same clocks.
         async with claim_watched(guard, stop.set):
             return await console_main(
-                lobby, sys.stdin, sys.stdout, stop=stop, engine=engine, banner=not interactive
+                lobby,
+                sys.stdin,
+                sys.stdout,
+                stop=stop,
+                engine=engine,
+                banner=not interactive,
+                terminal=terminal,
             )
     finally:
         for task in (engine, *shown):
             task.cancel()
         await asyncio.gather(engine, *shown, return_exceptions=True)
         await shut_down(lobby, guard)
+
+
+def _login() -> str:
+    """The name the first prompt shows: the login name (the console checks it, and says
+    `you` for a name it refuses)."""
+    try:
+        name = getpass.getuser().strip()
+    except (OSError, KeyError):
+        return "you"
+    plain = 0 < len(name) <= 32 and name.isprintable() and not name.startswith("/")
+    return name if plain and not name.casefold().startswith("bot") else "you"
 
 
 async def run_discord(config: Config) -> int:

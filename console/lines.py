@@ -53,7 +53,8 @@ def reader(
     """How the console gets its lines: from prompt_toolkit in a terminal, else from a thread
     reading stdin line by line. A line, None at the end of input, STOPPED on Ctrl-C."""
     if console.interactive and Terminal.usable(stdin, stdout):
-        terminal = Terminal(stdin, stdout, CommandCompleter(lambda: console.matches))
+        terminal = console.terminal or Terminal(stdin, stdout, None)  # (drawn early, maybe)
+        terminal.use_completer(CommandCompleter(lambda: console.matches))
         console.terminal = terminal
 
         async def read_terminal() -> str | None:

@@ -10,6 +10,7 @@ from typing import IO
 from console.dispatch import Console
 from console.lines import STOPPED, next_line, reader
 from console.session import Session
+from console.terminal import Terminal
 from console.training import stop_training
 from console.values import check_name, default_name
 from console.warmup import engine_ready
@@ -30,17 +31,20 @@ async def run_console(
     stop: asyncio.Event | None = None,
     engine: asyncio.Future[None] | None = None,
     banner: bool = True,
+    terminal: Terminal | None = None,
 ) -> int:
     """Run the console until /quit, the end of stdin or `stop` (SIGTERM/Ctrl-C); the exit
     code. It resumes what an earlier process left, as the Discord bot does. `engine`: the
     engine pool's start, still running (the prompt works meanwhile; a line says when it is
-    ready); `banner=False`: the caller has printed the first lines already."""
+    ready); `banner=False`: the caller has printed the first lines already; `terminal`: the
+    terminal whose prompt the caller drew already (`Terminal.early`)."""
     try:
         interactive = bool(stdin.isatty())
     except (AttributeError, ValueError):
         interactive = False
     name = check_name(user) if user else default_name()
     console = Console(lobby, stdout, name, interactive, stop)
+    console.terminal = terminal  # (what is printed goes above its prompt)
     lobby.listeners.append(console.on_snapshot)
     # The console's matches are played at this keyboard: while it is closed nobody can move,
     # so the restart's grace is a full turn (the Discord bot's is shorter: it restarts fast).

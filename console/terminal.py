@@ -1,10 +1,14 @@
-"""The terminal: lines read with prompt_toolkit, output printed above the line being typed."""
+"""The terminal: lines read with prompt_toolkit, output printed above the line being typed.
+
+It imports prompt_toolkit alone (neither the lobby nor the engine): the console's first prompt
+is on the screen before they are imported (`Terminal.early`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import IO, TextIO, cast
+import termios
+from typing import IO, Any, TextIO, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
@@ -27,7 +31,7 @@ class Terminal:
     input, Ctrl-Z suspends as in a shell; the terminal's modes are set only while a prompt is
     read, and given back as they were after each one."""
 
-    def __init__(self, stdin: IO[str], stdout: IO[str], completer: Completer) -> None:
+    def __init__(self, stdin: IO[str], stdout: IO[str], completer: Completer | None) -> None:
         self.out = stdout
         output = create_output(cast(TextIO, stdout))
         if isinstance(output, Vt100_Output):
@@ -48,6 +52,53 @@ class Terminal:
         self._tail: asyncio.Future[None] | None = None  # the output still to be written
         self._progress_last = False  # the last line on the screen is a progress line
         self.prompting = False
+        self._stdin = stdin
+        self._held: str | None = None  # the prompt drawn before prompt_toolkit's (`early`)
+        self._modes: list[Any] | None = None  # the terminal's modes meanwhile, to give back
+
+    @classmethod
+    def early(cls, stdin: IO[str], stdout: IO[str], name: str) -> Terminal:
+        """A terminal whose prompt (`name> `) is on the screen at once, before the rest of the
+        console is imported (the engine's modules and numba take a second of CPU, more on a
+        busy machine). What is typed meanwhile waits in the terminal, unechoed, and the first
+        `read` takes it as typed: Tab completes, Enter sends the line."""
+        terminal = cls(stdin, stdout, None)
+        terminal._hold(f"{name}> ")
+        return terminal
+
+    def _hold(self, prompt: str) -> None:
+        """Draw `prompt` by hand, and keep the keys typed from now on for prompt_toolkit
+        (no echo, no line editing by the terminal; Ctrl-C still signals)."""
+        with contextlib.suppress(termios.error, OSError, ValueError):
+            fd = self._stdin.fileno()
+            modes = termios.tcgetattr(fd)
+            quiet = termios.tcgetattr(fd)
+            quiet[0] &= ~termios.ICRNL  # Enter stays \r, as prompt_toolkit reads it
+            quiet[3] &= ~(termios.ECHO | termios.ICANON)
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+            self._modes = modes
+        self._held = prompt
+        self._write(prompt)
+
+    def give_back(self) -> None:
+        """The terminal's modes as they were before `early`, and its prompt erased (the keys
+        typed meanwhile stay to be read)."""
+        modes, self._modes = self._modes, None
+        if modes is not None:
+            with contextlib.suppress(termios.error, OSError, ValueError):
+                termios.tcsetattr(self._stdin.fileno(), termios.TCSANOW, modes)
+        if self._held is not None:
+            self._held = None
+            self._write("\r\x1b[2K")
+
+    def _write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.out.write(text)
+            self.out.flush()
+
+    def use_completer(self, completer: Completer) -> None:
+        """Complete with `completer` from now on (also in the prompt being read)."""
+        self.session.completer = completer
 
     @staticmethod
     def usable(stdin: IO[str], stdout: IO[str]) -> bool:
@@ -67,6 +118,7 @@ class Terminal:
         """The next line (with its newline); EOFError at the end of input (Ctrl-D),
         KeyboardInterrupt on Ctrl-C."""
         await self.flush()
+        self.give_back()  # (the keys typed at an early prompt are read now)
         self.prompting = True
         try:
             # The bot's own signal handlers stay (SIGTERM, SIGINT from outside); a failure in
@@ -86,9 +138,10 @@ class Terminal:
         def emit() -> None:
             over = progress and self._progress_last
             self._progress_last = progress
-            with contextlib.suppress(OSError, ValueError):
-                self.out.write(("\x1b[1A\r\x1b[2K" if over else "") + text + "\n")
-                self.out.flush()
+            if self._held is not None:  # above the early prompt, drawn again below
+                self._write(f"\r\x1b[2K{text}\n{self._held}")
+                return
+            self._write(("\x1b[1A\r\x1b[2K" if over else "") + text + "\n")
 
         pending = self._tail is not None and not self._tail.done()
         if not pending and not self.session.app.is_running:

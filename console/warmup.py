@@ -11,14 +11,18 @@ from prompt_toolkit.application import get_app_or_none, run_in_terminal
 
 if TYPE_CHECKING:
     from console.session import Session
+    from console.terminal import Terminal
     from lobby.pool import EnginePool
 
 #: Seconds between the console's lines on the engine's progress (when it changed).
 PROGRESS_SECONDS = 10.0
 
 
-async def _above(line: str) -> None:
+async def _above(line: str, terminal: Terminal | None = None) -> None:
     """Print a line in the console, above its prompt if one is shown."""
+    if terminal is not None:  # in order with the console's own lines
+        terminal.print_above(line)
+        return
     app = get_app_or_none()
     if app is not None and app.is_running:
         await run_in_terminal(lambda: print(line, flush=True))
@@ -26,29 +30,33 @@ async def _above(line: str) -> None:
         print(line, flush=True)
 
 
-async def show_engine(pool: EnginePool, engine: asyncio.Future[None]) -> None:
-    """The console's lines on the engine's warm-up: what it does and about how long it takes,
-    then its progress while it compiles (the console says when it is ready)."""
+async def show_engine(
+    pool: EnginePool, engine: asyncio.Future[None], terminal: Terminal | None = None
+) -> None:
+    """The console's lines on the engine's warm-up (printed above the prompt of `terminal`, if
+    given): what it does and about how long it takes, then its progress while it compiles (the
+    console says when it is ready)."""
     while not pool.planned and not engine.done():
         await asyncio.sleep(0.05)
     status = pool.status()
     if status.warm or engine.done():
         return
     if not status.compiling:
-        await _above("Starting the game engine...")
+        await _above("Starting the game engine...", terminal)
         return
     await _above(
         f"Preparing the game engine: its {status.total} opponents are compiled once on this "
         f"machine (a first start, or the first after an update), about {status.seconds:.0f} s "
         "in all, in the background. You can play meanwhile: a game's first moves wait only "
-        "for its own opponent."
+        "for its own opponent.",
+        terminal,
     )
     shown = status.ready
     while not (await asyncio.wait({engine}, timeout=PROGRESS_SECONDS))[0]:
         status = pool.status()
         if status.ready != shown and status.compiling:
             shown = status.ready
-            await _above(f"Game engine: {status.progress()}.")
+            await _above(f"Game engine: {status.progress()}.", terminal)
 
 
 async def engine_ready(console: Session, engine: asyncio.Future[None], loud: bool) -> None:

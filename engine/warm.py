@@ -16,6 +16,9 @@ move, where its budget is depth or nodes rather than time.
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import random
 import sys
 import time
@@ -189,11 +192,15 @@ def warm_plan() -> list[WarmStep]:
 def warm_step(step: WarmStep, agent: Agent | None = None) -> None:
     """Compile (or load) every kernel `step`'s agent can meet (with `agent`, the instance that
     will play: its tables are made too), then note it in the cache."""
+    compiles = not step.cached()
+    began = time.perf_counter()
     if agent is None:
         agent = registry.build(step.spec, step.game)
     rng = random.Random(0)
     warm_agent(agent, warm_positions(step.game, rng), rng)
     kernelcache.mark(step.key, step.modules())
+    if compiles:
+        record_seconds(step.key, time.perf_counter() - began)
 
 
 def warm_up() -> None:
@@ -208,6 +215,65 @@ def warm_up() -> None:
         picks = warm_positions(game, rng)
         for info in registry.agents_for(game):
             warm_agent(registry.build(registry.resolve(info.name, game)[0], game), picks, rng)
+
+
+# -- this machine's figures --------------------------------------------------------------------
+
+#: Where the seconds each step's last compile took on this machine are kept (a file a step,
+#: beside the kernels and the warm-up's notes): the estimate of a warm-up after an update.
+RECORD = kernelcache.CACHE / "seconds"
+
+
+def load_per_core() -> float:
+    """The machine's load average over a minute, per core."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return os.getloadavg()[0] / max(1, cpus or 1)
+
+
+def record_seconds(key: str, seconds: float) -> None:
+    """Note that the step `key` compiled in `seconds` here, at the machine's present load."""
+    target = RECORD / f"{''.join(c if c.isalnum() or c in '-_.' else '_' for c in key)}.json"
+    data = {"key": key, "seconds": round(seconds, 3), "load": round(load_per_core(), 2)}
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f"{target.name}.{os.getpid()}")
+        part.write_text(json.dumps(data), encoding="utf-8")
+        part.replace(target)
+    except OSError:  # a cache that cannot be written: the estimates use the reference's
+        pass
+
+
+def recorded_seconds() -> dict[str, float]:
+    """Each recorded step's seconds here, as at a load of at most one a core (the load at the
+    time divided out as the estimate multiplies it in: its square root, `load_slowness`)."""
+    out: dict[str, float] = {}
+    try:
+        files = list(RECORD.glob("*.json"))
+    except OSError:
+        return out
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            out[str(data["key"])] = float(data["seconds"]) / load_slowness(float(data["load"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def load_slowness(per_core: float) -> float:
+    """How much slower a compile runs at a load of `per_core` than on an idle machine: the
+    square root of the load per core (Linux shares the CPU between sessions first)."""
+    return max(1.0, math.sqrt(max(0.0, per_core)))
+
+
+def machine_factor(recorded: dict[str, float]) -> float | None:
+    """How much slower than the reference machine (`COSTS`) this one compiled the steps it
+    recorded, at a load of one a core; None without a record."""
+    keys = [k for k in recorded if k in COSTS]
+    reference = sum(max(LOAD_COST, COSTS[k]) for k in keys)
+    if reference < 1.0:  # too little to tell (loads only)
+        return None
+    return max(0.2, sum(recorded[k] for k in keys) / reference)
 
 
 # -- plain Python while a step compiles --------------------------------------------------------
@@ -252,54 +318,91 @@ def plain_complete(decision: Decision, budget: Budget) -> bool:
     return budget.depth is not None and (decision.depth or 0) >= budget.depth
 
 
-# -- compiles, as they happen ------------------------------------------------------------------
+# -- compiles and loads, as they happen ---------------------------------------------------------
+
+#: The event of a kernel loaded from numba's cache (numba has one only for its compiles).
+LOAD_EVENT = "boardbot:load"
+
+
+def announce_loads() -> None:
+    """Make every load of a kernel from numba's cache a `LOAD_EVENT` (once per process;
+    imports numba). A load takes a fraction of a second, seconds on a busy machine: a job's
+    cap waits for it as for a compile."""
+    from numba.core import caching, event
+
+    load = caching.Cache.load_overload
+    if getattr(load, "announced", False):
+        return
+
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        found: dict[str, bool] = {}  # the event's data: whether the cache had the kernel
+        with event.trigger_event(LOAD_EVENT, data=found):
+            kernel = load(self, sig, target_context)  # type: ignore[no-untyped-call]
+            found["found"] = kernel is not None
+            return kernel
+
+    load_overload.announced = True  # type: ignore[attr-defined]
+    caching.Cache.load_overload = load_overload  # type: ignore[method-assign]
 
 
 class CompileWatch:
-    """Counts numba's compiles in this process (a load from the cache is not one) and their
-    seconds; calls `on_start()` as the outermost compile of a chain begins and `on_end(seconds)`
-    as it ends (one kernel compiles the kernels it calls first, inside its own)."""
+    """Counts numba's compiles in this process and their seconds; calls `on_start()` as the
+    outermost compile or load from the cache of a chain begins (one kernel compiles or loads
+    the kernels it calls first, inside its own) and `on_end(seconds)` as it ends: the seconds
+    of a chain that compiled, None for one that only loaded."""
 
     def __init__(
         self,
         on_start: Callable[[], None] | None = None,
-        on_end: Callable[[float], None] | None = None,
+        on_end: Callable[[float | None], None] | None = None,
     ) -> None:
         self.count = 0
         self.seconds = 0.0
+        self.loads = 0  # chains that only loaded (a kernel found in the cache at least)
         self.on_start = on_start
         self.on_end = on_end
         self._depth = 0
         self._began = 0.0
+        self._compiled = False  # the chain under way compiled something
+        self._loaded = False  # ... or loaded something
 
     def install(self) -> CompileWatch:
-        """Listen to numba's compile events from now on (imports numba)."""
+        """Listen to numba's compile events and to loads from its cache from now on (imports
+        numba)."""
         from numba.core import event
 
         watch = self
 
         class Listener(event.Listener):
             def on_start(self, ev: Any) -> None:
-                watch._started()
+                watch._started(ev.kind != LOAD_EVENT)
 
             def on_end(self, ev: Any) -> None:
-                watch._ended()
+                watch._ended(ev.kind != LOAD_EVENT or bool((ev.data or {}).get("found")))
 
+        announce_loads()
         event.register("numba:compile", Listener())  # type: ignore[no-untyped-call]
+        event.register(LOAD_EVENT, Listener())  # type: ignore[no-untyped-call]
         return self
 
-    def _started(self) -> None:
+    def _started(self, compiles: bool = True) -> None:
         self._depth += 1
+        self._compiled = self._compiled or compiles
         if self._depth == 1:
             self._began = time.perf_counter()
+            self._compiled, self._loaded = compiles, False
             if self.on_start is not None:
                 self.on_start()
 
-    def _ended(self) -> None:
+    def _ended(self, found: bool = True) -> None:
         self._depth -= 1
+        self._loaded = self._loaded or found
         if self._depth == 0:
             took = time.perf_counter() - self._began
-            self.count += 1
-            self.seconds += took
+            if self._compiled:
+                self.count += 1
+                self.seconds += took
+            elif self._loaded:
+                self.loads += 1
             if self.on_end is not None:
-                self.on_end(took)
+                self.on_end(took if self._compiled else None)

@@ -304,7 +304,7 @@ class EnginePool:
         if mode is None:  # a worker without a warm-up does not import every agent first
             mode = "jit" if self.warm else "bare"
         try:
-            w = Worker(mode, _COMMAND)
+            w = Worker.take_early(mode) or Worker(mode, _COMMAND)  # (or one bot.py started)
         except OSError:
             log.exception("cannot start an engine worker")
             self._start_failed()
@@ -357,9 +357,9 @@ class EnginePool:
             # a worker that has warmed the job's agent, if one is idle
             w = next((w for w in idle if job.step in w.warmed), idle[-1])
             idle.remove(w)
-            if job.step is not None and job.step not in w.warmed and self.warmup.loads(job.step):
+            if job.step is not None and job.step not in w.warmed and self.warmup.is_done(job.step):
                 job.taken = time.monotonic()  # its wait ends; its worker loads the agent first
-                w.then = job  # compiled before or by another worker: loaded first, uncapped
+                w.then = job  # compiled by another worker: loaded here first, uncapped
                 load = self.warmup.job(self.warmup.step(job.step), False, self.start_timeout)
                 load.for_people = job.urgent  # a person waits for it
                 self._send_job(w, load)
@@ -440,7 +440,7 @@ class EnginePool:
                 return
             w.stop_timer()
             w.state, w.ready = "idle", True
-            self.workers_started += 0 if w.plain else 1
+            self.workers_started += not w.plain
             self.start_failures = 0
             log.info(
                 "engine worker %d%s ready in %.2f s",
@@ -484,8 +484,8 @@ class EnginePool:
         self._dispatch()
 
     def _on_compile(self, w: Worker, kind: str, seconds: float | None) -> None:
-        """numba compiles in a job: its cap waits (up to `start_timeout`) and starts again
-        when the compile ends (a decision is made again then: `lobby.worker`)."""
+        """numba compiles or loads kernels in a job: its cap waits (up to `start_timeout`) and
+        starts again when that ends (a decision is made again after a compile: lobby.worker)."""
         job = w.job
         if w.state != "busy" or job is None or job.warm is not None:
             return
@@ -494,9 +494,10 @@ class EnginePool:
         if kind == "compiling":
             w.timer = self._loop.call_later(self.start_timeout, self._on_deadline, w)
             return
-        self.compiles += 1
-        self.compile_seconds += seconds or 0.0
-        log.info("engine job %s compiled kernels for %.1f s", job.label, seconds or 0.0)
+        if seconds is not None:  # (None: kernels loaded from numba's cache)
+            self.compiles += 1
+            self.compile_seconds += seconds
+            log.info("engine job %s compiled kernels for %.1f s", job.label, seconds)
         w.timer = self._loop.call_later(job.cap, self._on_deadline, w)
 
     def _requeue(self, w: Worker) -> None:

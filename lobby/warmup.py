@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -61,20 +59,27 @@ class EngineStatus:
 
 def read_plan() -> tuple[list[warming.WarmStep], dict[str, float], set[str]]:
     """The warm-up's plan, each step's cost and the steps `cached()` (run in a thread: it reads
-    the cache's notes)."""
+    the cache's notes). A step this machine compiled before (an update changed its code since)
+    costs what it took then, in the reference machine's seconds (`first_guess` turns them
+    back into this machine's)."""
     plan = warming.warm_plan()
     cached = {step.key for step in plan if step.cached()}
     costs = {s.key: warming.LOAD_COST if s.key in cached else s.cost() for s in plan}
+    recorded = warming.recorded_seconds()
+    factor = warming.machine_factor(recorded)
+    if factor is not None:
+        for key in costs.keys() & recorded.keys() - cached:
+            costs[key] = max(warming.LOAD_COST, recorded[key] / factor)
     return plan, costs, cached
 
 
 def first_guess() -> float:
-    """A first guess of how much slower than the reference this machine is, from its load per
-    core; its square root, since Linux shares the CPU between sessions before processes (the
+    """A first guess of how much slower than the reference this machine is: as much as its
+    recorded compiles were (`engine.warm.machine_factor`; 1 without a record), times the square
+    root of its load per core (Linux shares the CPU between sessions before processes: the
     bot's session gets its share however many processes the others run)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    per_core = os.getloadavg()[0] / max(1, cpus)
-    return max(1.0, math.sqrt(per_core))
+    factor = warming.machine_factor(warming.recorded_seconds()) or 1.0
+    return factor * warming.load_slowness(warming.load_per_core())
 
 
 class Warmup:
@@ -148,13 +153,9 @@ class Warmup:
         labels = tuple(s.label for s in left)
         return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
 
-    def loads(self, key: str | None) -> bool:
-        """Whether the step `key` only loads from numba's cache now: some worker warmed it, or
-        it was compiled before this start. A decision of its agent on a worker that has not
-        loaded it yet loads it first, outside the decision's cap (a load takes seconds on a
-        busy machine, and inside a decision it would count against the cap and the time
-        budget)."""
-        return key in self._done or key in self._cached
+    def is_done(self, key: str | None) -> bool:
+        """Whether some worker has warmed the step `key`."""
+        return key in self._done
 
     def step(self, key: str) -> warming.WarmStep:
         return next(step for step in self._plan if step.key == key)

@@ -141,7 +141,7 @@ def _watch_compiles(replies: IO[bytes]) -> None:
     def started() -> None:
         send(replies, pickle.dumps(("compiling", None)))
 
-    def ended(seconds: float) -> None:
+    def ended(seconds: float | None) -> None:  # None: kernels loaded from numba's cache
         send(replies, pickle.dumps(("compiled", seconds)))
 
     watch = CompileWatch(started, ended).install()

@@ -22,10 +22,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from engine import warm as warming
 from lobby.worker import recv, send
+
+if TYPE_CHECKING:  # (the bot starts a worker before it imports the engine: `start_early`)
+    from engine import warm as warming
 
 _ROOT = Path(__file__).resolve().parent.parent  # the source checkout: workers import from it
 
@@ -152,6 +154,10 @@ def no_signals() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
+#: Workers started before the engine pool was made (`Worker.start_early`), for it to take.
+_early: list[Worker] = []
+
+
 class Worker:
     """One worker process and what the pool knows of it (touched on the loop's thread only,
     except the pipes, which belong to the reader and sender threads). `command` starts it
@@ -183,6 +189,7 @@ class Worker:
         self.to_child: IO[bytes] = os.fdopen(job_w, "wb")
         self.from_child: IO[bytes] = os.fdopen(reply_r, "rb")
         self.state = "starting"  # starting, idle, busy, killed, retiring
+        self.mode = mode
         self.plain = mode == "plain"
         self.job: Job | None = None
         self.then: Job | None = None  # the decision to send once its warm-up (`job`) is done
@@ -191,6 +198,18 @@ class Worker:
         self.timer: asyncio.TimerHandle | None = None
         self.born = time.monotonic()
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    @classmethod
+    def start_early(cls, command: Sequence[str]) -> None:
+        """Start an engine worker (`jit`) at once, before the engine is imported in this
+        process (a second of CPU, which the worker's start spends meanwhile on another core):
+        the pool takes it as its first (`take_early`). From the loop's thread, as the pool's."""
+        _early.append(cls("jit", command))
+
+    @staticmethod
+    def take_early(mode: str) -> Worker | None:
+        """A worker of `mode` started early, if one is left."""
+        return _early.pop() if _early and _early[-1].mode == mode else None
 
     @property
     def urgent(self) -> bool:

@@ -19,7 +19,9 @@ latter hardly depends on the machine's load: it is the work done before the prom
 CPU seconds of the bot and its engine workers during the first move. Then the machine's load.
 
 `--ready` then waits for the console to say the engine is ready and prints how long that took
-against the estimate the console gave at the start. `--steps` times each step of the engine's
+against the estimate the console gave at the start. A cold start after the first starts with the
+compile times the ones before it recorded (`engine.warm.RECORD`), as after an update: its
+estimate is made from this machine's figures. `--steps` times each step of the engine's
 warm-up plan in its order in one process from an empty cache, then each step alone from an
 empty cache (`engine/warm.py`: its `COSTS` and `ALONE` tables come from here).
 """
@@ -30,6 +32,7 @@ import argparse
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -250,7 +253,16 @@ def main() -> int:
                 with tempfile.TemporaryDirectory(prefix="first-run-cache-") as folder:
                     cache = Path(folder) if args.cold else None
                     ready = args.ready and args.cold
+                    if cache is not None and (Path(filled) / "record").is_dir():
+                        print("    (with the compile times the cold start before recorded)")
+                        shutil.copytree(Path(filled) / "record", cache / "kernels" / "seconds")
                     report(start(game, level, cache, args.timeout, ready), args.verbose)
+                    if cache is not None and (cache / "kernels" / "seconds").is_dir():
+                        shutil.copytree(
+                            cache / "kernels" / "seconds",
+                            Path(filled) / "record",
+                            dirs_exist_ok=True,
+                        )
                 if args.warm_after:
                     f = start(game, level, Path(filled), args.timeout)
                     f.cold = False

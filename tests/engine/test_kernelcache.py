@@ -164,3 +164,34 @@ def test_a_typed_kernel_compiles_on_first_use_and_only_its_signature(jit: bool) 
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["3", "2", "5", "3", str(0x0000102004080000)]
+
+
+WATCHED = (
+    "import sys; sys.path.insert(0, {root!r})\n"
+    "from pathlib import Path\n"
+    "from engine import kernelcache\n"
+    "from engine.warm import CompileWatch\n"
+    "kernelcache.install(Path({root!r}), Path({cache!r}), package='pkg')\n"
+    "ends = []\n"
+    "watch = CompileWatch(on_end=ends.append).install()\n"
+    "from pkg.kernel import kernel\n"
+    "kernel()\n"
+    "print(watch.count, watch.loads, ends.count(None))\n"
+)
+
+
+def test_a_load_from_the_cache_is_an_event_of_its_own_and_no_compile(tmp_path: Path) -> None:
+    """A job's cap waits for loads as for compiles (the engine pool hears of both), but only a
+    compile makes a decision think again."""
+    root, cache = _package(tmp_path / "clone"), tmp_path / "cache"
+    code = WATCHED.format(root=str(root), cache=str(cache))
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(tuple(map(int, proc.stdout.split()[-3:])))
+    compiled, loaded = runs
+    assert compiled[:2] == (1, 0)  # one chain compiled (the kernel and its callee), no load
+    assert loaded == (0, 1, 1)  # one chain loaded both, and said so as a load

@@ -94,6 +94,30 @@ async def test_a_compile_inside_a_job_stops_its_cap_until_it_ends() -> None:
         await pool.close()
 
 
+def loading_for(seconds: float) -> int:
+    """As if numba loaded kernels from its cache for `seconds` (`engine.warm.LOAD_EVENT`)."""
+    from numba.core import event
+
+    with event.trigger_event(warm.LOAD_EVENT):
+        time.sleep(seconds)
+    return os.getpid()
+
+
+async def test_a_load_from_numbas_cache_stops_a_jobs_cap_and_is_no_compile() -> None:
+    """On a busy machine the first move of an agent compiled before this start loads its
+    kernels for seconds inside the job: the Othello expert's passed its 2.5 s cap and its
+    worker was killed."""
+    pool = EnginePool(workers=1, warm=False)
+    await pool.start()
+    try:
+        cap = scaled(1.0)
+        pid = await pool.run(loading_for, 3 * cap, cap=cap)
+        assert pid in pool.pids and pool.timeouts == 0
+        assert pool.compiles == 0 and pool.compile_seconds == 0.0
+    finally:
+        await pool.close()
+
+
 async def test_a_decision_during_which_numba_compiled_is_made_again(tmp_path: Path) -> None:
     """The compile ate the agent's time budget: its answer would be weaker than its own."""
     pool = EnginePool(workers=1, warm=False)
@@ -285,25 +309,3 @@ async def until_true(check: Callable[[], bool], within: float = 30.0) -> None:
     while not check():
         assert time.monotonic() < end, "timed out"
         await asyncio.sleep(0.02)
-
-
-async def test_a_decision_loads_an_agent_compiled_before_this_start_outside_its_cap(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """On a warm start a person may ask for a move before a worker has loaded its agent from
-    numba's cache: the worker loads it first, uncapped (on a busy machine the load alone can
-    pass the cap of a move by the clock, which killed the worker), then decides."""
-    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "easy", True))
-    monkeypatch.setattr(lobby.warmup.Warmup, "next_load_for", lambda self, w: None)
-    pool = EnginePool(workers=2)
-    await pool.start()
-    try:
-        easy = registry.LEVELS["connect4"]["easy"]
-        state = Connect4State.from_moves("44")
-        await pool.choose(state, easy.spec, easy.budget, seed=3, urgent=True)
-        [person] = [t for t in pool.timings if t.urgent]
-        assert person.load > 0.0  # loaded first, apart from the decision
-        assert sum("connect4-easy" in w.warmed for w in pool._live) == 1
-        assert pool.timeouts == 0
-    finally:
-        await pool.close()

@@ -1,0 +1,59 @@
+"""The warm-up's estimate on this machine: a step compiled here before (an update changed its
+code since) is expected to take what it took then, at the load of then; the reference
+machine's figures (`engine.warm.COSTS`) scaled by how much slower this machine was for the
+steps it did not record (docs/architecture.md, "The engine pool", "Progress")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import lobby.warmup
+from engine import warm
+
+
+@pytest.fixture
+def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "seconds"
+    monkeypatch.setattr(warm, "RECORD", folder)
+    monkeypatch.setattr(warm.WarmStep, "cached", lambda self: False)  # a cold start
+    monkeypatch.setattr(warm, "load_per_core", lambda: 1.0)
+    return folder
+
+
+def test_without_a_record_the_reference_figures_count(record: Path) -> None:
+    plan, costs, cached = lobby.warmup.read_plan()
+    assert not cached
+    assert costs == {s.key: max(warm.LOAD_COST, warm.COSTS.get(s.key, 2.0)) for s in plan}
+    assert lobby.warmup.first_guess() == 1.0
+
+
+def test_a_step_compiled_here_before_costs_what_it_took_then(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expert, c4 = "othello-expert", "connect4-expert"
+    warm.record_seconds(expert, 2 * warm.COSTS[expert])  # this machine is twice as slow...
+    monkeypatch.setattr(warm, "load_per_core", lambda: 4.0)
+    warm.record_seconds(c4, 4 * warm.COSTS[c4])  # ...also at a load of 4 a core (sqrt: 2)
+    assert json.loads((record / f"{c4}.json").read_text())["load"] == 4.0
+    monkeypatch.setattr(warm, "load_per_core", lambda: 1.0)
+    costs = lobby.warmup.read_plan()[1]
+    guess = lobby.warmup.first_guess()
+    assert guess == pytest.approx(2.0)
+    assert costs[expert] * guess == pytest.approx(2 * warm.COSTS[expert])  # what it took
+    assert costs[c4] * guess == pytest.approx(2 * warm.COSTS[c4])  # at a load of 1 now
+    other = "connect4-medium"  # never recorded: the reference's, twice as slow here
+    assert costs[other] * guess == pytest.approx(2 * warm.COSTS[other])
+    monkeypatch.setattr(warm, "load_per_core", lambda: 9.0)  # busier now: sqrt(9) = 3
+    assert lobby.warmup.first_guess() == pytest.approx(6.0)
+
+
+def test_a_warm_up_step_that_compiles_records_its_seconds(record: Path) -> None:
+    step = next(s for s in warm.warm_plan() if s.key == "connect4-easy")
+    warm.warm_step(step)
+    [file] = record.glob("*.json")
+    data = json.loads(file.read_text())
+    assert data["key"] == "connect4-easy" and data["seconds"] > 0 and data["load"] == 1.0
+    assert warm.recorded_seconds() == {"connect4-easy": data["seconds"]}
