@@ -102,10 +102,11 @@ def summarise_log(path: Path) -> None:
         f"choice ({100 * unique / max(1, unique + found):.1f}%)"
     )
     workers = sorted({r["workers"] for r in runs})
-    loads = ", ".join(f"{r['load']:.1f}" for r in runs)
+    starts = ", ".join(f"{r['load']:.1f}" for r in runs)
+    ends = ", ".join(f"{r['load']:.1f}" for r in records if "end" in r)
     print(
         f"  {new / max(minutes, 1e-9):.1f} puzzles a minute over {minutes:.1f} minutes of "
-        f"wall time ({workers} workers; load at the runs' starts: {loads})"
+        f"wall time ({workers} workers; load at the runs' starts {starts}, ends {ends or '-'})"
     )
 
 
