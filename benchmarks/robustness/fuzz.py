@@ -13,6 +13,8 @@ harness (`tests/harness/`) with generated interactions:
   challenge ids; the same click many times at once;
 * every limit (bot games, bot matches per member and per server, pending challenges, the pause
   between challenges of a pair) probed at exactly N and N+1.
+* /settings and /prefs (`fuzz_settings.py`), /puzzle and the puzzles' answers with forged
+  puzzle ids (`fuzz_puzzles.py`).
 
 It prints JSON. `unhandled` (an exception that escaped to discord.py or the harness),
 `error_logs` (an ERROR logged) and `refused_changed_rows` (an interaction answered with a
@@ -39,6 +41,7 @@ from benchmarks.measure import write_result
 from benchmarks.robustness.fuzz_figures import bot_moves, changed, engine_jobs
 from benchmarks.robustness.fuzz_inputs import ADMIN, Interactions, hostile_name
 from benchmarks.robustness.fuzz_probes import check_limits, fuzz_console, fuzz_protocol
+from benchmarks.robustness.fuzz_puzzles import PuzzleInputs
 from benchmarks.robustness.fuzz_settings import SettingsInputs
 from benchmarks.robustness.stacks import background
 from cogs.client import BoardBot
@@ -99,6 +102,7 @@ class Fuzzer:
         self.settings = SettingsInputs(
             self.rng, self.h, self.people, self.mod, self.guilds, self.channels[0]
         )
+        self.puzzles = PuzzleInputs(self.rng, self.h, self.people, self.guilds, self.channels[0])
         self.inputs = Interactions(
             self.rng,
             self.h,
@@ -204,6 +208,10 @@ class Fuzzer:
                 " FROM guild_settings",
                 "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM settings_log",
                 "SELECT COUNT(*), COALESCE(GROUP_CONCAT(player_id || board), '') FROM member_prefs",
+                # puzzle answers, scores and the daily posts
+                "SELECT COUNT(*), COALESCE(SUM(attempts), 0) FROM puzzle_scores",
+                "SELECT COUNT(*) FROM puzzle_attempts",
+                "SELECT COUNT(*) FROM puzzle_posts",
             )
         )
 
@@ -225,6 +233,8 @@ class Fuzzer:
                 ("burst", self.inputs.gen_burst, 0.3),
                 ("settings", self.settings.gen_settings, 0.5),
                 ("prefs", self.settings.gen_prefs, 0.3),
+                ("puzzle", self.puzzles.gen_puzzle, 0.5),
+                ("answer", self.puzzles.gen_answer, 0.5),
             ]
             weights = [w for _, _, w in generators]
             for i in range(self.args.interactions):
