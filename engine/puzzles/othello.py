@@ -41,11 +41,20 @@ def value(search: OthelloSearch, state: OthelloState, alpha: int = -64, beta: in
     return search.solve(state.me, state.opp, alpha, beta)[0]
 
 
+def best_move(search: OthelloSearch, state: OthelloState) -> tuple[int, int]:
+    """(exact value, a best move) of an unfinished position."""
+    v, move = search.solve(state.me, state.opp)
+    moves = state.legal_moves()
+    if move not in moves:  # a root settled by the table alone may name no move
+        move = next(m for m in moves if -value(search, state.play(m)) == v)
+    return v, move
+
+
 def principal_line(search: OthelloSearch, state: OthelloState) -> list[int]:
     """The solver's best moves to the end of the game (passes included)."""
     line: list[int] = []
     while not state.is_over():
-        move = search.solve(state.me, state.opp)[1]
+        move = best_move(search, state)[1]
         line.append(move)
         state = state.play(move)
     return line
@@ -79,7 +88,7 @@ def examine(state: OthelloState, max_nodes: int | None = MAX_NODES) -> pf.Proof 
     search = shared_search()
     search.reset(None, max_nodes)
     try:
-        v, best = search.solve(state.me, state.opp)
+        v, best = best_move(search, state)
         if not second_best_gap(search, state, best, v):
             return pf.NOT_UNIQUE
         line = principal_line(search, state)

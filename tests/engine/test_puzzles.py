@@ -132,3 +132,16 @@ def test_othello_positions_without_a_choice_are_turned_down() -> None:
     assert othpuzzles.empties(one) == othpuzzles.empties(passing) == 10
     assert len(one.legal_moves()) == 1 and passing.legal_moves() == [PASS]
     assert othpuzzles.examine(one) == othpuzzles.examine(passing) == pf.NO_CHOICE
+
+
+def test_othello_a_line_through_positions_the_table_settles_is_still_named() -> None:
+    # 13 empties, won 64-0 by d8 alone: after the other moves' solves the table settles the
+    # positions of the line by itself, and the best move is still found for each.
+    state = _othello(
+        "d3 c5 b6 f3 f5 c6 d6 c4 e3 f4 c3 e6 g3 b3 a3 g6 h7 g4 f6 g5 h5 h4 h3 h6 b4 h8 pass h2 "
+        "pass g7 g8 f2 f1 f8 g2 b5 a4 h1 g1 e1 e2 d1 d2 f7 e7 c1 c2 b2 b1"
+    )
+    proof = othpuzzles.examine(state)
+    assert isinstance(proof, pf.Proof)
+    assert (proof.answer, proof.plies, proof.value) == ("d8", 13, 64)
+    assert len(proof.line) == 17 and proof.line[-1] == "a1"  # four passes on the way
