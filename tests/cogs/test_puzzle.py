@@ -1,4 +1,4 @@
-"""Puzzles on Discord, through the harness (real dispatch, raw payloads for the /puzzle group):
+"""Puzzles on Discord, through the harness (real dispatch, subcommands nested as Discord sends):
 /puzzle play for the asker alone, answered with the board's own inputs; /puzzle daily for the
 channel, each answer told to its player alone, posted once a day in the announcement channel;
 /puzzle stats; the board picture when preferred; forged ids refused in one line; a puzzle
@@ -23,7 +23,7 @@ from tests.boardbot import ALICE, BOB, buttons, callbacks, make_bot
 from tests.clock import Clock
 from tests.harness import DEFAULT_CHANNEL_ID, Call, FakeUser, Harness, user
 from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions
-from tests.harness.payloads import FLAG_EPHEMERAL, INTERACTION_APP_COMMAND, snowflake
+from tests.harness.payloads import FLAG_EPHEMERAL
 from tests.lobby.test_retry import LATE, discord_game, only_the_late_blunder, warm_solvers
 
 ANNOUNCE = 700_000_000_000_000_555
@@ -35,27 +35,9 @@ async def puzzle(
     options: dict[str, Any] | None = None,
     *,
     user: FakeUser,
-    guild_id: int | str | None = "default",
 ) -> list[Call]:
-    """`/puzzle <sub>` as Discord sends a subcommand of a group (raw options)."""
-    resolved: dict[str, Any] = {}
-    opts = []
-    for name, value in (options or {}).items():
-        if isinstance(value, FakeUser):
-            resolved.setdefault("users", {})[str(value.id)] = value.user_payload()
-            opts.append({"name": name, "type": 6, "value": str(value.id)})
-        else:
-            opts.append({"name": name, "type": 3, "value": value})
-    data: dict[str, Any] = {
-        "id": str(snowflake()),
-        "name": "puzzle",
-        "type": 1,
-        "options": [{"name": sub, "type": 1, "options": opts}],
-    }
-    if resolved:
-        data["resolved"] = resolved
-    payload = h.interaction_payload(INTERACTION_APP_COMMAND, data, user=user, guild_id=guild_id)  # type: ignore[arg-type]
-    calls = await h.dispatch(payload)
+    """`/puzzle <sub>`: Discord sends it as a subcommand of the group, its options nested."""
+    calls = await h.slash(f"puzzle {sub}", options or {}, user=user)
     assert callbacks(calls), f"/puzzle {sub} was not answered"
     return calls
 
