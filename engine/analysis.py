@@ -198,7 +198,7 @@ def analyse(
         if r.chance_after is None and r.outcome_after is not None:
             r.chance_after = OUTCOME_CHANCE[r.outcome_after]
     result = Analysis(game, variant, reviews, budget=seconds)
-    _accuracies(result)
+    judge(result)
     result.turning_point, result.turning_text = _turning_point(game, reviews)
     result.seconds = time.perf_counter() - t0
     return result
@@ -220,7 +220,7 @@ def _decided(r: Review) -> bool:
     return max(before, after) < DECIDED or min(before, after) > 1.0 - DECIDED
 
 
-def _accuracies(a: Analysis) -> None:
+def judge(a: Analysis) -> None:
     """Each judged move's accuracy and each player's, and the players' mistakes."""
     chances: list[float | None] = [None] * (len(a.moves) + 1)  # the first player's
     for r in reversed(a.moves):

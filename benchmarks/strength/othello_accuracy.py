@@ -1,47 +1,68 @@
 """Othello analysis by player type: the accuracy the coach gives each kind of player (it must rise
-with strength, a random mover low), and the time an analysis takes.
+with strength, a random mover low), how sure that order is, and the time an analysis takes.
 
-    python -m benchmarks.strength.othello_accuracy [--games 20] [--opponent NAME]
-        [--move-seconds 1] [--budget SECONDS] [--workers 2] [--seed 1]
+    python -m benchmarks.strength.othello_accuracy [--rounds 2] [--seeds 1] [--seed 1]
+        [--move-seconds 1] [--budget SECONDS] [--workers 2] [--save FILE] [--load FILE ...]
 
-Six player types (random, greedy-first, easy, medium, hard, expert) each play `--games` games.
-By default every type meets every type: game i pairs type i % 6 with type (i % 6 + i // 6) % 6
-(itself too), and every game counts for both players (so 3 x `--games` games). With
-`--opponent` each type plays its games against that one player, colours alternating, and only
-the type's side counts (6 x `--games` games). A second table counts only the games against
-medium, hard and expert: games between the weakest players stay close for longer, and there
-a move costs more win chance. Two random opening plies (counted for the player who moves then), each
-move at most `--move-seconds` (a level keeps its depth cap and its own time if shorter). Each
-game is analysed as /analyse does, with the analysis budget unless `--budget` says otherwise,
-in `--workers` processes; the load average is printed with the times.
+Six player types (random, greedy-first, easy, medium, hard, expert). A round is the 36 games of
+every type against every type, itself too, with either colour: each game counts for both
+players, so in a round every type has 12 games, two against each type. Two random opening
+plies, which count for no one (the players did not choose them; /analyse counts every move),
+each move at most `--move-seconds` (a level keeps its depth cap and its own time if shorter).
+Each game is analysed as /analyse does, with the analysis budget unless `--budget` says
+otherwise, in `--workers` processes; the load average is printed with the times.
+
+`--seeds N` plays the rounds N times with seeds `--seed`, `--seed` + 1, ...: the table gives per
+type the mean accuracy over every game, the range of the seeds' means, and a 90% bootstrap
+interval of the mean (games drawn again with replacement), and says in how many of the
+bootstrap draws each type's mean is above the weaker type's.
+
+`--save FILE` writes every game (players, seed, moves, analysis) as a line of JSON; `--load
+FILE ...` plays nothing and judges the saved games again with today's accuracy rule (the disc
+values as saved, the win chance and accuracy as the code now computes them), so a change of
+the rule is measured on the same games in seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import random
 import statistics
 import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 from benchmarks.measure import load, percentile
-from engine.analysis import analyse
+from engine.agents.othello.analysis import win_chance
+from engine.analysis import Analysis, Side, analyse, judge
 from tools.pool import as_done, pool
 from tools.winfit import play
 
 TYPES = ("random", "greedy-first", "easy", "medium", "hard", "expert")
-#: The second table counts only the games against these (the levels that search).
-STRONG = ("medium", "hard", "expert")
+#: Bootstrap draws for the intervals and the order's share.
+DRAWS = 2000
+#: The random plies every game opens with (`tools.winfit.play`), not the players' own.
+OPENING = 2
+
+Game = dict[str, Any]  # names, seed, moves, seconds, analysis (Analysis.to_json)
 
 
-def job(
-    names: tuple[str, str], seed: int, move_seconds: float, budget: float | None
-) -> tuple[tuple[str, str], list[float | None], float, int, int]:
-    """One game played and analysed: the names, each seat's accuracy, the analysis seconds,
-    its unsure moves and its moves."""
+def job(names: tuple[str, str], seed: int, move_seconds: float, budget: float | None) -> Game:
+    """One game played and analysed."""
     moves = play(names, seed, move_seconds)
     t0 = time.perf_counter()
     a = analyse("othello", moves, budget=budget)
     seconds = time.perf_counter() - t0
-    return names, [s.accuracy for s in a.players], seconds, a.unsure, len(moves)
+    return {
+        "names": list(names),
+        "seed": seed,
+        "moves": moves,
+        "seconds": seconds,
+        "analysis": a.to_json(),
+    }
 
 
 def warm() -> None:
@@ -49,83 +70,135 @@ def warm() -> None:
     analyse("othello", play(("random", "random"), 0, 0.01)[:30], budget=1.0)
 
 
+def rounds(count: int, seed: int) -> list[tuple[tuple[str, str], int]]:
+    """`count` rounds of every ordered pair of types, each game with a seed of its own."""
+    pairs = [(a, b) for a in TYPES for b in TYPES]
+    return [(pair, seed * 100_000 + i) for i, pair in enumerate(pairs * count)]
+
+
+def rejudged(game: Game) -> Analysis:
+    """A saved game's analysis judged again by today's rule from its disc values, the opening
+    plies left unjudged."""
+    a = Analysis.from_json(game["analysis"])
+    for r in a.moves:
+        r.accuracy = r.chance_before = r.chance_after = None
+        if r.ply >= OPENING and r.value_best is not None and r.value_played is not None:
+            r.chance_before, r.chance_after = win_chance(r.value_best), win_chance(r.value_played)
+    a.players = [Side(), Side()]
+    judge(a)
+    return a
+
+
+def accuracies(games: Sequence[Game]) -> dict[str, list[tuple[int, float]]]:
+    """Per type its (seed, accuracy) of every game it has an accuracy in."""
+    out: dict[str, list[tuple[int, float]]] = {t: [] for t in TYPES}
+    for game in games:
+        a = rejudged(game)
+        for name, side in zip(game["names"], a.players, strict=True):
+            if side.accuracy is not None:
+                out[name].append((game["seed"] // 100_000, 100 * side.accuracy))
+    return out
+
+
+def bootstrap(values: dict[str, list[float]], draws: int, seed: int = 0) -> dict[str, list[float]]:
+    """Per type the means of `draws` resamples of its accuracies."""
+    rng = random.Random(seed)
+    return {
+        t: [statistics.fmean(rng.choices(v, k=len(v))) for _ in range(draws)]
+        for t, v in values.items()
+        if v
+    }
+
+
+def table(games: Sequence[Game]) -> list[str]:
+    """The accuracy table: per type the games, the mean, the seeds' range, the bootstrap
+    interval, and the share of draws in which it is above the type before it."""
+    per = accuracies(games)
+    values = {t: [acc for _, acc in per[t]] for t in TYPES}
+    means = bootstrap(values, DRAWS)
+    lines = [
+        "| player | games | accuracy mean | seeds' means | 90% interval | above the one before |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    rising = [True] * DRAWS
+    for i, name in enumerate(TYPES):
+        if not values[name]:
+            continue
+        seeds = sorted({s for s, _ in per[name]})
+        by_seed = [statistics.fmean(a for s, a in per[name] if s == k) for k in seeds]
+        ordered = sorted(means[name])
+        low, high = ordered[int(0.05 * DRAWS)], ordered[int(0.95 * DRAWS) - 1]
+        above = "-"
+        if i and values[TYPES[i - 1]]:
+            wins = [m > p for m, p in zip(means[name], means[TYPES[i - 1]], strict=True)]
+            rising = [r and w for r, w in zip(rising, wins, strict=True)]
+            above = f"{100 * sum(wins) / DRAWS:.0f}%"
+        lines.append(
+            f"| {name} | {len(values[name])} | {statistics.fmean(values[name]):.1f}% | "
+            f"{min(by_seed):.1f}-{max(by_seed):.1f}% | {low:.1f}-{high:.1f}% | {above} |"
+        )
+    lines.append(f"\nthe means rise with strength in {100 * sum(rising) / DRAWS:.0f}% of draws")
+    return lines
+
+
+def played(args: argparse.Namespace) -> Iterator[Game]:
+    """The games of the rounds, as they finish, with a line each and the load."""
+    jobs = [
+        (names, seed, args.move_seconds, args.budget)
+        for k in range(args.seeds)
+        for names, seed in rounds(args.rounds, args.seed + k)
+    ]
+    print(f"{len(jobs)} games, {args.workers} workers; start: {load()}", flush=True)
+    executor = pool(args.workers, warm)
+    try:
+        for n, game in enumerate(as_done(executor, job, jobs), 1):
+            shown = " ".join(
+                "-" if s["accuracy"] is None else f"{100 * s['accuracy']:.0f}%"
+                for s in game["analysis"]["players"]
+            )
+            names = game["names"]
+            print(
+                f"game {n}/{len(jobs)}: {names[0]} v {names[1]}: {shown}, {game['seconds']:.1f} s",
+                flush=True,
+            )
+            yield game
+    finally:
+        executor.shutdown(cancel_futures=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=20, help="games per player type")
-    parser.add_argument("--opponent", help="one opponent for every type (default: each other)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of 36 games per seed")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--move-seconds", type=float, default=1.0)
     parser.add_argument("--budget", type=float, default=None)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--save", help="write every game as a line of JSON")
+    parser.add_argument("--load", nargs="+", help="judge saved games again instead of playing")
     args = parser.parse_args()
-    if args.opponent:
-        pairs = [
-            (name, args.opponent) if i % 2 == 0 else (args.opponent, name)
-            for i in range(args.games)
-            for name in TYPES
-        ]
+    games: list[Game] = []
+    if args.load:
+        for path in args.load:
+            games += [json.loads(line) for line in Path(path).read_text().splitlines() if line]
     else:
-        pairs = [
-            (TYPES[i % 6], TYPES[(i % 6 + i // 6) % 6]) for i in range(len(TYPES) * args.games // 2)
-        ]
-    count = len(pairs)
-    jobs = [
-        (names, args.seed * 100_000 + i, args.move_seconds, args.budget)
-        for i, names in enumerate(pairs)
-    ]
-    accuracy: dict[str, list[float]] = {t: [] for t in TYPES}
-    strong: dict[str, list[float]] = {t: [] for t in TYPES}
-    times: list[float] = []
-    unsure = moves = 0
-    against = f"against {args.opponent}" if args.opponent else "between the types"
-    print(f"{count} games {against}, {args.workers} workers; start: {load()}", flush=True)
-    executor = pool(args.workers, warm)
-    try:
-        for n, (names, accs, seconds, u, m) in enumerate(as_done(executor, job, jobs), 1):
-            for seat in _counted(names, args.opponent):
-                acc = accs[seat]
-                if acc is not None:
-                    accuracy[names[seat]].append(acc)
-                    if names[1 - seat] in STRONG:
-                        strong[names[seat]].append(acc)
-            times.append(seconds)
-            unsure, moves = unsure + u, moves + m
-            shown = " ".join("-" if a is None else f"{100 * a:.0f}%" for a in accs)
-            print(
-                f"game {n}/{count}: {names[0]} v {names[1]}: {shown}, {seconds:.1f} s", flush=True
-            )
-    finally:
-        executor.shutdown(cancel_futures=True)
-    _table("all games", accuracy)
-    _table(f"games against {', '.join(STRONG)} only", strong)
+        with open(args.save or os.devnull, "a") as out:
+            for game in played(args):
+                games.append(game)
+                out.write(json.dumps(game) + "\n")
+                out.flush()
+    print(f"\n{len(games)} games:")
+    print("\n".join(table(games)))
+    times = [float(g["seconds"]) for g in games]
+    moves = sum(len(g["moves"]) for g in games)
+    unsure = sum(m["verdict"] == "unsure" for g in games for m in g["analysis"]["moves"])
     print(
-        f"\nanalysis time: mean {statistics.mean(times):.2f} s, "
-        f"p95 {percentile(times, 0.95):.2f} s, "
-        f"max {max(times):.2f} s over {len(times)} games; unsure {unsure} of {moves} moves"
+        f"\nanalysis time: mean {statistics.fmean(times):.2f} s, "
+        f"p95 {percentile(times, 0.95):.2f} s, max {max(times):.2f} s over {len(times)} games; "
+        f"unsure {unsure} of {moves} moves"
     )
-    print(f"end: {load()}")
-
-
-def _table(title: str, accuracy: dict[str, list[float]]) -> None:
-    print(
-        f"\n{title}:\n| player | games | accuracy mean | median | min | max |\n"
-        "| --- | --- | --- | --- | --- | --- |"
-    )
-    for name in TYPES:
-        got = [100 * a for a in accuracy[name]]
-        if got:
-            print(
-                f"| {name} | {len(got)} | {statistics.mean(got):.1f}% | "
-                f"{statistics.median(got):.1f}% | {min(got):.0f}% | {max(got):.0f}% |"
-            )
-
-
-def _counted(names: tuple[str, str], opponent: str | None) -> list[int]:
-    """The seats whose accuracy counts: both, or the type's against the one opponent (in a
-    game of the opponent against itself, the first)."""
-    if not opponent:
-        return [0, 1]
-    return [0 if names[1] == opponent else 1]
+    if not args.load:
+        print(f"end: {load()}")
 
 
 if __name__ == "__main__":
