@@ -22,10 +22,11 @@ from lobby.errors import (
     NotYourTurn,
     StaleAction,
 )
+from lobby.joberrors import JobFailed
 from lobby.matches import Matches, check_origin
 from lobby.moments import key_moments, win_chances
 from lobby.people import People
-from lobby.pool import EnginePool, JobFailed
+from lobby.pool import EnginePool
 from lobby.present import result_line
 from lobby.records import TRANSIENT, LobbyConfig, Person, Snapshot, Where
 from tools.pictures import Replay, final_png, replay_gif

@@ -39,6 +39,7 @@ from engine import warm as warming
 from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games.base import GameState
 from lobby.inthread import InThread
+from lobby.joberrors import JobTimeout, PoolClosed, WorkerCrashed
 from lobby.jobs import choose_in_worker
 from lobby.warmup import EngineStatus, Warmup, first_answer, first_guess, read_plan
 from lobby.workers import MAX_TIMINGS, Job, JobQueue, JobTiming, Worker, fail, no_signals
@@ -50,22 +51,6 @@ T = TypeVar("T")
 _COMMAND = [sys.executable, "-m", "lobby.worker"]  # fork+exec of a fresh interpreter
 _START_ATTEMPTS = 3  # start failures in a row before `start()` gives up and queued jobs fail
 _MAX_BACKOFF = 30.0
-
-
-class JobFailed(Exception):
-    """A pool job produced no result. (An exception of the job's own is re-raised as itself.)"""
-
-
-class JobTimeout(JobFailed):
-    """The job ran past its cap; its worker was killed."""
-
-
-class WorkerCrashed(JobFailed):
-    """The worker died while running the job (crash, os._exit, segfault, OOM kill)."""
-
-
-class PoolClosed(JobFailed):
-    """The pool was closed before the job could finish."""
 
 
 class EnginePool:
@@ -103,6 +88,7 @@ class EnginePool:
         self.timeouts = 0
         self.crashes = 0
         self.workers_started = 0  # (the plain worker is not counted, nor in `pids`)
+        self.extra = 0  # workers beyond `workers` while the warm-up compiles (one, or none)
         self.start_failures = 0  # in a row; reset by a worker that starts
         self.compiles = 0  # chains of kernels numba compiled inside jobs
         self.compile_seconds = 0.0
@@ -175,8 +161,9 @@ class EnginePool:
         # machine the first is not slowed by their start (a start is a second of CPU)
         for _ in range(1 if self.warm else self.workers):
             self._spawn()
-        if cold:  # first moves while the agents compile
-            self._spawn("plain")
+        if cold:  # first moves while the agents compile; one worker more meanwhile (people's
+            self._spawn("plain")  # moves never wait behind the warm-up's compiles)
+            self.extra = int(self.workers >= 2)
         while sum(w.state in ("idle", "busy") and not w.plain for w in self._live) < self.workers:
             if self.start_failures >= _START_ATTEMPTS or self._closed:
                 await self.close()
@@ -390,10 +377,10 @@ class EnginePool:
 
     def _background_slot(self) -> bool:
         """Whether a warm-up may start: with two workers or more, one that is up stays for
-        people (while the others start, too)."""
+        people (while the others start, too), two with the extra worker of a cold start."""
         up = [w for w in self._live if w.state in ("idle", "busy") and not w.plain]
         background = sum(1 for w in up if w.state == "busy" and not w.urgent)
-        return self.workers < 2 or background < len(up) - 1
+        return self.workers < 2 or background < min(len(up), self.workers) - 1
 
     # --- the warm-up (on the loop's thread) ---
 
@@ -449,7 +436,7 @@ class EnginePool:
                 time.monotonic() - w.born,
             )
             self._changed.set()
-            for _ in range(self.workers - sum(not v.plain for v in self._live)):
+            for _ in range(self.workers + self.extra - sum(not v.plain for v in self._live)):
                 self._spawn()  # the workers `start` left for after the first
         elif kind in ("compiling", "compiled"):
             self._on_compile(w, kind, value)
@@ -479,8 +466,11 @@ class EnginePool:
         if self._closed:
             w.retire()
             return
-        if w.plain and self.warmup.finished:
-            w.retire()  # every agent is compiled: nothing left for it
+        if self.warmup.finished:  # every agent is compiled: nothing left for the plain
+            self.extra = 0  # worker, nor for the extra one (any worker beyond `workers`)
+            up = sum(v.state in ("starting", "idle", "busy") and not v.plain for v in self._live)
+            if w.plain or up > self.workers:
+                w.retire()
         self._dispatch()
 
     def _on_compile(self, w: Worker, kind: str, seconds: float | None) -> None:
@@ -546,7 +536,7 @@ class EnginePool:
         elif state == "starting":
             log.warning("engine worker %d exited (status %d) before it was ready", w.pid, status)
             self._start_failed()
-        else:
+        elif state != "retiring":  # (the extra worker retires once every agent is compiled)
             self._spawn()
         self._dispatch()
 

@@ -16,9 +16,10 @@ from engine.games.base import Move, NotationError
 from engine.hints import hint
 from lobby.coach import Coach
 from lobby.errors import BadMove, BadRequest, NotInMatch
+from lobby.joberrors import JobFailed
 from lobby.matches import Matches
 from lobby.people import People
-from lobby.pool import EnginePool, JobFailed
+from lobby.pool import EnginePool
 from lobby.records import Person
 from lobby.retry import RetryStep, judge, mistakes
 from tools.pictures import Replay

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from lobby.pool import PoolClosed
+from lobby.joberrors import PoolClosed
 from lobby.records import TRANSIENT
 
 log = logging.getLogger(__name__)

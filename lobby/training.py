@@ -24,9 +24,9 @@ from engine.learning import (
     uses_memory,
 )
 from lobby.errors import TrainingRefused
+from lobby.joberrors import JobTimeout, PoolClosed, WorkerCrashed
 from lobby.lease import LearningLease
 from lobby.memory import LearningMemory, MemoryId
-from lobby.pool import JobTimeout, PoolClosed, WorkerCrashed
 
 if TYPE_CHECKING:
     from lobby.pool import EnginePool

@@ -18,9 +18,10 @@ from engine.games.base import GameState, Move
 from lobby.announce import Announcer
 from lobby.boundary import boundary
 from lobby.errors import MatchOver, StaleAction
+from lobby.joberrors import JobFailed, PoolClosed
 from lobby.matches import Matches
 from lobby.memory import LearningMemory
-from lobby.pool import EnginePool, JobFailed, PoolClosed
+from lobby.pool import EnginePool
 from lobby.records import TRANSIENT, LobbyConfig, Seat, Snapshot
 from lobby.tasks import Tasks
 

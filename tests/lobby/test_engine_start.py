@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import lobby.joberrors
 import lobby.jobs
 import lobby.pool
 import lobby.warmup
@@ -88,7 +89,7 @@ async def test_a_compile_inside_a_job_stops_its_cap_until_it_ends() -> None:
         pid = await pool.run(compiling_for, 3 * cap, cap=cap)
         assert pid in pool.pids and pool.timeouts == 0 and pool.compiles == 1
         assert pool.compile_seconds >= 3 * cap
-        with pytest.raises(lobby.pool.JobTimeout):  # the cap holds outside a compile
+        with pytest.raises(lobby.joberrors.JobTimeout):  # the cap holds outside a compile
             await pool.run(sleeper, 3 * cap, cap=cap)
     finally:
         await pool.close()
@@ -309,3 +310,43 @@ async def until_true(check: Callable[[], bool], within: float = 30.0) -> None:
     while not check():
         assert time.monotonic() < end, "timed out"
         await asyncio.sleep(0.02)
+
+
+def waiting_for(path: str) -> int:
+    """A job that lasts until the file `path` exists."""
+    while not Path(path).exists():
+        time.sleep(0.02)
+    return os.getpid()
+
+
+async def test_two_moves_run_at_once_beside_the_warm_ups_compile_on_a_first_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """On a first start one worker compiles the warm-up for tens of seconds: the pool runs a
+    worker more meanwhile, so people's moves never wait behind that compile (two run at once
+    beside it), and it retires once every agent is compiled."""
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "medium"))
+    gate, release = tmp_path / "compiled", tmp_path / "release"
+    monkeypatch.setattr(
+        lobby.warmup, "warm_in_worker", functools.partial(gated_warm, gate=str(gate))
+    )
+    pool = EnginePool(workers=2)
+    await pool.start()
+    moves: list[asyncio.Future[int]] = []
+    try:
+        await until_true(lambda: any(w.job and w.job.warm for w in pool._live))
+        moves = [
+            asyncio.ensure_future(pool.run(waiting_for, str(release), urgent=True))
+            for _ in range(2)
+        ]
+        await until_true(lambda: sum(bool(w.job and w.job.urgent) for w in pool._live) == 2)
+        assert not pool.status().warm  # both beside the warm-up's compile
+        release.touch()
+        assert len(set(await asyncio.gather(*moves))) == 2
+        gate.touch()
+        await asyncio.wait_for(pool.everything(), scaled(60))
+        await until_true(lambda: len(pool.pids) == 2 and pool.plain_pid is None)
+    finally:
+        for move in moves:
+            move.cancel()
+        await pool.close()

@@ -16,7 +16,8 @@ from engine.games.connect4 import Connect4State
 from engine.hints import hint
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, LimitReached, NotInMatch, NotYourTurn
-from lobby.pool import EnginePool, WorkerCrashed
+from lobby.joberrors import WorkerCrashed
+from lobby.pool import EnginePool
 from tests.boardbot import ALICE, BOB, buttons, callbacks
 from tests.console.test_console import run
 

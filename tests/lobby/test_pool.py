@@ -26,7 +26,8 @@ import faults
 import lobby.pool
 from engine.agents.base import AgentSpec, Budget
 from engine.games.connect4 import Connect4State
-from lobby.pool import EnginePool, JobTimeout, PoolClosed, WorkerCrashed
+from lobby.joberrors import JobTimeout, PoolClosed, WorkerCrashed
+from lobby.pool import EnginePool
 from lobby.workers import Job, JobTiming
 from tests.machine import scaled
 from tests.procs import children_of, gone

@@ -16,7 +16,8 @@ from db.store import Store
 from engine.agents.base import AgentSpec
 from lobby.core import Lobby, LobbyConfig, Person, Snapshot
 from lobby.errors import LobbyError, MatchNotFound, StoreFailed
-from lobby.pool import EnginePool, JobTimeout, WorkerCrashed
+from lobby.joberrors import JobTimeout, WorkerCrashed
+from lobby.pool import EnginePool
 from tests.clock import Clock
 from tests.counting import KIND, register_counting
 from tests.lobby.test_lobby import _game_with_a_pass
