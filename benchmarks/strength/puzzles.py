@@ -98,8 +98,8 @@ def summarise_log(path: Path) -> None:
     print(f"  turned down: {shown}")
     unique = reasons[pf.NOT_UNIQUE]
     print(
-        f"  not unique: {unique} of the {unique + found} positions with a win in range or a "
-        f"choice ({100 * unique / max(1, unique + found):.1f}%)"
+        f"  not unique: {unique} of the {unique + found} positions that passed every other "
+        f"test ({100 * unique / max(1, unique + found):.1f}%)"
     )
     workers = sorted({r["workers"] for r in runs})
     starts = ", ".join(f"{r['load']:.1f}" for r in runs)
