@@ -8,7 +8,8 @@ real spawn worker pool, `BoardBot` driven through discord.py's real dispatch by 
 harness) on a SQLite file, or with `--database postgresql` on an embedded PostgreSQL server
 this run starts (`chaos_pg.py`; offline). This driver plays the people: it starts
 matches in the channels of two guilds (challenges accepted or declined, games against the
-bot, bot matches, one training job), clicks the boards Discord shows (sometimes on an old
+bot, bot matches, one training job, `--tournaments` tournaments of people and the bot's players:
+`chaos_tournaments.py`), clicks the boards Discord shows (sometimes on an old
 copy, twice at once, or as a stranger), resigns, and lets some clocks run out. Meanwhile it
 injects faults:
 
@@ -57,7 +58,9 @@ it checks the database against everything Discord ever showed, and prints JSON:
 
 The driver's parts: this module (the people and the run), `chaos_core.py` (the bot's process,
 what Discord shows, reads of the database), `chaos_faults.py` (the faults), `chaos_rows.py`
-(the corrupt rows), `chaos_pg.py` (the PostgreSQL server) and `chaos_verdict.py` (the checks).
+(the corrupt rows), `chaos_pg.py` (the PostgreSQL server), `chaos_verdict.py` (the checks) and
+`chaos_tournaments.py` (the tournaments and their checks: none left running, none with a game
+without its outcome or a repeated pairing, no tournament match that is not its game's).
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ from typing import Any
 from benchmarks.measure import write_result
 from benchmarks.robustness.chaos_core import Board, ChildDied, parse_board
 from benchmarks.robustness.chaos_faults import Faults
+from benchmarks.robustness.chaos_tournaments import TournamentPlay, tournament_starts
 from benchmarks.robustness.chaos_verdict import Verdict
 from benchmarks.robustness.stacks import dump_tasks_on_sigusr1
 from tests.harness.payloads import DEFAULT_GUILD_ID
@@ -102,8 +106,9 @@ class Plan:
 
 
 @dataclass
-class Driver(Faults, Verdict):
-    """The people of the run, and the run itself (faults: `Faults`, checks: `Verdict`)."""
+class Driver(Faults, Verdict, TournamentPlay):
+    """The people of the run, and the run itself (faults: `Faults`, checks: `Verdict`,
+    tournaments: `TournamentPlay`)."""
 
     async def act(self, board: Board) -> None:
         """One person's click on a board Discord shows (sometimes a mischievous one)."""
@@ -187,6 +192,8 @@ class Driver(Faults, Verdict):
         rng = self.rng
         self.started_requests += 1
         kind = what[0]
+        if kind == "tournament":
+            return await self.hold_tournament(what[1], what[2], guild, channel)
         a, b = rng.sample(range(1, self.args.people + 1), 2)
         if kind == "pvp":
             game = what[1]
@@ -314,6 +321,8 @@ class Driver(Faults, Verdict):
         starts += [("pvp", "othello", "expire")] * (extra - extra // 2)
         self.rng.shuffle(starts)
         starts.insert(self.rng.randrange(len(starts) // 2 + 1), ("train",))
+        # the tournaments first: in flight through the runs whose kills hit their steps
+        starts[:0] = tournament_starts(self.args.tournaments)
         return Plan(starts, self.args.kills + 1)
 
     def starts_of(self, counts: dict[str, int]) -> list[tuple[str, ...]]:
@@ -390,6 +399,7 @@ class Driver(Faults, Verdict):
         await self.quit()
         seconds = time.monotonic() - t0
         self.final_checks()
+        self.check_tournaments()
         return self.report(seconds)
 
     async def epoch(
@@ -460,7 +470,7 @@ class Driver(Faults, Verdict):
                     self.faults["top_up_starts"] += len(starts)
                     continue
             if drain:
-                if (idle and not self.live()) or now > deadline:
+                if (idle and not self.live() and not self.tournaments_running()) or now > deadline:
                     break
             else:
                 assert kill_at is not None and give_up is not None
@@ -503,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the result to this file")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--people", type=int, default=40)
+    parser.add_argument("--tournaments", type=int, default=2, help="tournaments held in the run")
     parser.add_argument("--channels", type=int, default=12)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument(

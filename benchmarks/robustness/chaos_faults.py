@@ -30,6 +30,11 @@ class Faults(Core):
         rules = []
         if epoch % 2 == 1:
             rules.append(f"after:write:commit_step:{rng.randrange(3, 60)}")
+            # and a tournament's steps: a kill right after a round is written (before its
+            # games start), after a game's match is linked, or after an outcome (before the
+            # next round is paired)
+            point = ("tournament_round", "link_tournament_game", "tournament_outcome")
+            rules.append(f"after:write:{point[epoch // 2 % 3]}:{rng.randrange(1, 3)}")
         # Six faults in turn, each meeting both kinds of kill over twelve runs of the bot.
         pick = (epoch + epoch // 6) % 6
         # Each run of the bot meets its fault before its kill: early in short runs; in long

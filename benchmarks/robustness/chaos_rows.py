@@ -3,8 +3,9 @@
 One in each table a start, a clock pass or a listing reads: a player, a rating, a point of
 rating history, a pending challenge already due (expired at the start), three live matches
 (one whose stored ply disagrees with its moves, one with a move that is not a move, one whose
-options are not a JSON object: each set aside at the start) and a learning job in the outbox
-whose payload is not a JSON object. The bot must start, set each aside (a WARNING; a match
+options are not a JSON object: each set aside at the start), a learning job in the outbox
+whose payload is not a JSON object and (SQLite) a running tournament whose round is not a
+number. The bot must start, set each aside (a WARNING; a match
 set aside is an ERROR naming it) and still answer the leaderboard, stats and history.
 
 SQLite stores any value in any column, so there a number column holds text (what `db/rows.py`
@@ -29,6 +30,7 @@ class Planted:
     players: set[int] = field(default_factory=set)
     matches: set[int] = field(default_factory=set)
     outbox: set[int] = field(default_factory=set)
+    tournaments: set[int] = field(default_factory=set)
     rows: int = 0
 
 
@@ -70,6 +72,14 @@ async def plant(execute: Execute, postgres: bool, base: int, now: float, into: P
     )
     into.outbox.add(job)
     into.rows += 7 + len(matches) + (0 if postgres else 2)
+    if not postgres:  # a running tournament whose round is not a number (its columns are typed)
+        [(tournament,)] = await execute(
+            "INSERT INTO tournaments (game, format, status, round, creator_id, created_at,"
+            " updated_at) VALUES ('connect4', 'swiss', 'running', 'second', ?, ?, ?) RETURNING id",
+            (good, now, now),
+        )
+        into.tournaments.add(tournament)
+        into.rows += 1
 
 
 async def _matches(execute: Execute, postgres: bool, a: int, b: int, now: float) -> list[int]:

@@ -5,7 +5,8 @@ About 20 matches and 5 kills of the real bot process (kill -9 by the fault hook 
 moments), with failed Discord responses and edits, a worker crash or hang, a busy or full
 database, corrupt rows planted while the bot is down, both kinds of outage (a gateway
 disconnect and a stopped process, 5 to 12 s: past the 8 s turn clock), a channel refusing
-every edit (403) and a deleted channel: every violation count must be 0.
+every edit (403) and a deleted channel, two tournaments held through it all: every violation
+count must be 0.
 
 Its times (the turn clock, the grace after a restart, the checks' limits, the bot's job ceiling)
 are given for the reference machine: the run scales them by the machine factor
@@ -65,3 +66,4 @@ def test_a_small_chaos_run_has_no_violations(tmp_path: Path) -> None:
     assert faults["channel_refused:403"] >= 1, faults
     assert faults.get("channel_deleted", 0) + faults.get("guild_removed", 0) >= 1, faults
     assert faults["corrupt_rows_planted"] > 0, faults
+    assert faults["tournaments_finished"] >= 1, faults
