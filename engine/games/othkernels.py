@@ -80,7 +80,7 @@ def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> n
     return (fl << s) | (fr >> s)
 
 
-@kernel
+@inline_kernel
 def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     """Bitboard of the empty squares where the side to move flips at least one disc."""
     inner = opp & _INNER
@@ -91,7 +91,7 @@ def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     return m & ~(me | opp)
 
 
-@kernel
+@inline_kernel
 def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     """Bitboard of the opponent discs that a disc on the empty square `sq` flips (0 if the move
     is illegal). Occupancy of `sq` is not checked here.

@@ -29,7 +29,8 @@ def _walk(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:  # fmt: skip
     """Each position of a game as the search sees it from ply `start` on: (incremental values,
     values from scratch). moves[i] is played from position i (PASS: a pass)."""
-    idx = np.zeros((MAX_PLY + 1, pt.N_INST), dtype=np.uint16)
+    idx = np.zeros((MAX_PLY + 1, pt.ROW), dtype=np.uint16)
+    words = idx.view(np.uint64)
     pt.set_indices(me[0], opp[0], start, idx)
     n = me.shape[0]
     inc = np.empty(n, dtype=np.int64)
@@ -40,9 +41,9 @@ def _walk(
         ref[i] = pt.pattern_value(me[i], opp[i], w)
         if i + 1 < n:
             if moves[i] == PASS:
-                pt.pass_indices(idx, ply)
+                pt.pass_indices(words, ply)
             else:
-                pt.play_indices(idx, ply, moves[i], flips(me[i], opp[i], moves[i]))
+                pt.play_indices(words, ply, moves[i], flips(me[i], opp[i], moves[i]))
     return inc, ref
 
 
@@ -50,7 +51,8 @@ def _game(seed: int, plies: int) -> tuple[U64Array, U64Array, npt.NDArray[np.int
     """A seeded random game of at most `plies` plies: its positions and the moves between."""
     rng = random.Random(seed)
     state = OthelloState.new()
-    me, opp, moves = [state.me], [state.opp], []
+    me, opp = [state.me], [state.opp]
+    moves: list[int] = []
     while len(moves) < plies and not state.is_over():
         move = rng.choice(state.legal_moves())
         state = state.play(move)

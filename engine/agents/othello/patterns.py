@@ -331,23 +331,28 @@ def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> 
 # one, in instance order.
 
 N_INST = len(INSTANCES)
+ROW = 48
+"""The width of a row of indices: the 46 instances and two unused columns."""
+WORDS = ROW // 4
+"""A row of indices read as uint64 words, four indices a word (`play_indices`)."""
 Indices = npt.NDArray[np.uint16]
+Words = npt.NDArray[np.uint64]
 
 
-def _square_terms() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Per square: how many instances hold it, which, and its place value (3**place) in each."""
-    count = np.zeros(64, dtype=np.int32)
-    inst = np.zeros((64, 8), dtype=np.int32)
-    power = np.zeros((64, 8), dtype=np.int32)
+def _square_deltas() -> npt.NDArray[np.uint64]:
+    """SQ_DELTA[sq]: the place value (3**place) of square `sq` in each instance, 0 where the
+    instance does not hold it, as a row of indices read four a word (uint64, shape (64,
+    WORDS))."""
+    out = np.zeros((64, ROW), dtype=np.uint16)
     for i, (_name, squares) in enumerate(INSTANCES):
         for k, sq in enumerate(squares):
-            inst[sq, count[sq]] = i
-            power[sq, count[sq]] = 3 ** (len(squares) - 1 - k)
-            count[sq] += 1
-    return count, inst, power
+            out[sq, i] = 3 ** (len(squares) - 1 - k)
+    return out.view(np.uint64)
 
 
-SQ_COUNT, SQ_INST, SQ_POWER = _square_terms()
+SQ_DELTA = _square_deltas()
+_Z64 = np.uint64(0)
+_S1 = np.uint64(1)
 EXACT = WEIGHTS
 """The column of `search_weights` that says whether its weights add up exactly in any order."""
 
@@ -404,28 +409,46 @@ def set_indices(me: np.uint64, opp: np.uint64, ply: int, idx: Indices) -> None:
 
 
 @inline_kernel
-def play_indices(idx: Indices, ply: int, sq: int, f: np.uint64) -> None:
-    """Row ply + 1 of `idx` from row `ply`: the side to move at `ply` puts a disc on `sq` and
-    flips `f` (its digit is 1 at even plies, 2 at odd ones)."""
-    for i in range(N_INST):
-        idx[ply + 1, i] = idx[ply, i]
-    odd = ply & 1
-    mover = 1 + odd  # the placed disc's digit
-    turn = 2 * odd - 1  # a flipped disc's digit changes by this much
-    for j in range(SQ_COUNT[sq]):
-        idx[ply + 1, SQ_INST[sq, j]] += mover * SQ_POWER[sq, j]
+def play_indices(words: Words, ply: int, sq: int, f: np.uint64) -> None:
+    """Row ply + 1 of the indices from row `ply` (`words`: the rows read four indices a
+    uint64 word): the side to move at `ply` puts a disc on `sq` and flips `f` (its digit is 1
+    at even plies, 2 at odd ones).
+
+    Four indices are added a word at a time: each index stays in 0 .. 3**10 - 1 after every
+    step (a placed digit goes 0 -> mover, a flipped one 2 -> 1 or 1 -> 2), so no sum carries
+    into the next index. The flipped squares' place values are summed in twelve local words
+    first (registers, which LLVM adds as vectors), then the row is written once.
+    """
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = _Z64
     while f:
         s = lsb_index(f)
         f &= f - np.uint64(1)
-        for j in range(SQ_COUNT[s]):
-            idx[ply + 1, SQ_INST[s, j]] += turn * SQ_POWER[s, j]
+        a0 += SQ_DELTA[s, 0]
+        a1 += SQ_DELTA[s, 1]
+        a2 += SQ_DELTA[s, 2]
+        a3 += SQ_DELTA[s, 3]
+        a4 += SQ_DELTA[s, 4]
+        a5 += SQ_DELTA[s, 5]
+        a6 += SQ_DELTA[s, 6]
+        a7 += SQ_DELTA[s, 7]
+        a8 += SQ_DELTA[s, 8]
+        a9 += SQ_DELTA[s, 9]
+        a10 += SQ_DELTA[s, 10]
+        a11 += SQ_DELTA[s, 11]
+    flipped = (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
+    if ply & 1:  # digit 2 placed, flipped discs 1 -> 2
+        for k in range(WORDS):
+            words[ply + 1, k] = words[ply, k] + (SQ_DELTA[sq, k] << _S1) + flipped[k]
+    else:  # digit 1 placed, flipped discs 2 -> 1
+        for k in range(WORDS):
+            words[ply + 1, k] = words[ply, k] + SQ_DELTA[sq, k] - flipped[k]
 
 
 @inline_kernel
-def pass_indices(idx: Indices, ply: int) -> None:
-    """Row ply + 1 of `idx` after a pass at `ply`: the same discs, the same indices."""
-    for i in range(N_INST):
-        idx[ply + 1, i] = idx[ply, i]
+def pass_indices(words: Words, ply: int) -> None:
+    """Row ply + 1 of the indices after a pass at `ply`: the same discs, the same indices."""
+    for k in range(WORDS):
+        words[ply + 1, k] = words[ply, k]
 
 
 @inline_kernel

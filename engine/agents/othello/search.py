@@ -19,7 +19,7 @@ from engine.agents.othello import patterns
 from engine.agents.othello.endlast import edge_table
 from engine.agents.othello.evals import WIN, evaluate, terminal_score
 from engine.agents.othello.patterns import (
-    N_INST,
+    ROW,
     indexed_value,
     pass_indices,
     play_indices,
@@ -38,7 +38,6 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 # stats slots shared between the driver and the kernels
 _NODES, _LIMIT, _ABORT, _BEST, LEAVES = 0, 1, 2, 3, 4
 
-_BYTE = np.uint64(0xFF)
 
 # Static ordering table: corners first, X-squares last, C-squares low, edges and centre fair.
 _SQUARE_ORDER = np.array(
@@ -55,10 +54,6 @@ _SQUARE_ORDER = np.array(
     dtype=np.int64,
 ).reshape(64)
 
-ZOBRIST = np.random.default_rng(0x07E110).integers(
-    0, np.iinfo(np.uint64).max, size=(16, 256), dtype=np.uint64, endpoint=True
-)
-"""Zobrist keys: one per (byte position of the me/opp bitboards, byte value)."""
 
 U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
@@ -91,25 +86,28 @@ class Tables(NamedTuple):
     """What the midgame search reads and writes besides its counters."""
 
     tt: TTArray  # the transposition table (`TT_ENTRY`)
-    zob: U64Array  # Zobrist keys (`ZOBRIST`)
     hist: I64Array  # history scores per square
     mv: I64Array  # per ply: the moves and their order scores
     fl: U64Array  # per ply: each move's flips
     pw: F32Array  # the pattern evaluation's weights (`patterns.search_weights`), or STANDARD
     pidx: patterns.Indices  # per ply: the position's pattern indices (`patterns.play_indices`)
+    pwords: patterns.Words  # the same rows of `pidx` read four indices a word
 
 
 # -- kernels ----------------------------------------------------------------------------------
 
 
-@search_kernel
-def _hash(me: np.uint64, opp: np.uint64, zob: U64Array) -> np.uint64:
-    h = ZERO
-    for i in range(8):
-        sh = np.uint64(8 * i)
-        h ^= zob[i, int((me >> sh) & _BYTE)]
-        h ^= zob[8 + i, int((opp >> sh) & _BYTE)]
-    return h
+@inline_kernel
+def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
+    """The first entry of the position's bucket of two in a table of `size` entries: a
+    multiply-xor hash of the two boards (a few cycles, no table of keys to read). A product's
+    low bits depend only on its factors' low bits: the shift folds the high ones down before
+    the second product, so every square counts in the bucket."""
+    h = me * np.uint64(0x9E3779B97F4A7C15) + opp * np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= h >> np.uint64(31)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(29)
+    return int(np.int64(h & np.uint64(size - 2)))
 
 
 @search_kernel
@@ -143,7 +141,7 @@ def _tt_store(
     tt[s]["move"] = move
 
 
-@search_kernel
+@inline_kernel
 def _gen_moves(
     me: np.uint64,
     opp: np.uint64,
@@ -192,6 +190,18 @@ def _pick(ply: int, i: int, n: int, mv: I64Array, fl: U64Array) -> None:
         fl[ply, best] = tf
 
 
+@inline_kernel
+def _leaf(me: np.uint64, opp: np.uint64, ply: int, tables: Tables, stats: I64Array) -> int:
+    """The evaluation of a horizon leaf (counted in stats[LEAVES] unless the game is over)."""
+    if tables.pw.shape[0] == 1:
+        v = evaluate(me, opp)
+    else:
+        v = indexed_value(me, opp, tables.pidx, ply, tables.pw)
+    if v > -WIN and v < WIN:
+        stats[LEAVES] += 1
+    return v
+
+
 @search_kernel
 def _negamax(
     me: np.uint64,
@@ -211,13 +221,7 @@ def _negamax(
     # The tables are read through `tables.` at each use, not bound to names: a name that lives
     # across branches costs numba a reference count update per node.
     if depth <= 0:
-        if tables.pw.shape[0] == 1:
-            v = evaluate(me, opp)
-        else:
-            v = indexed_value(me, opp, tables.pidx, ply, tables.pw)
-        if v > -WIN and v < WIN:
-            stats[LEAVES] += 1
-        return v
+        return _leaf(me, opp, ply, tables, stats)
     moves = legal_mask(me, opp)
     if moves == ZERO:
         if legal_mask(opp, me) == ZERO:
@@ -225,9 +229,9 @@ def _negamax(
         if ply == 0:
             stats[_BEST] = 64
         if tables.pw.shape[0] > 1:
-            pass_indices(tables.pidx, ply)
+            pass_indices(tables.pwords, ply)
         return -_negamax(opp, me, depth - 1, -beta, -alpha, ply + 1, tables, stats)
-    slot = int(np.int64(_hash(me, opp, tables.zob) & np.uint64(tables.tt.shape[0] - 2)))
+    slot = _slot(me, opp, tables.tt.shape[0])
     tt_move = -1
     s = _tt_find(me, opp, slot, tables.tt)
     if s >= 0:
@@ -253,8 +257,16 @@ def _negamax(
         c_me = opp ^ f
         c_opp = me | f | bit
         if tables.pw.shape[0] > 1:
-            play_indices(tables.pidx, ply, sq, f)
-        if i == 0:
+            play_indices(tables.pwords, ply, sq, f)
+        if depth == 1:
+            # A leaf child is scored here, without a call: its value does not depend on the
+            # window, so the principal variation search never searches it twice.
+            stats[_NODES] += 1
+            if stats[_NODES] >= stats[_LIMIT]:
+                stats[_ABORT] = 1
+                return 0
+            v = -_leaf(c_me, c_opp, ply + 1, tables, stats)
+        elif i == 0:
             v = -_negamax(
                 c_me,
                 c_opp,
@@ -370,14 +382,15 @@ class OthelloSearch:
     def reset(self, deadline: float | None, node_cap: int | None) -> None:
         """Start a new move: clear the tables, set the limits."""
         if self._tables is None:
+            indices = np.zeros((MAX_PLY + 1, ROW), dtype=np.uint16)
             self._tables = Tables(
                 np.zeros(1 << self.tt_bits, dtype=TT_ENTRY),
-                ZOBRIST,
                 np.zeros(64, dtype=np.int64),
                 np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
                 np.zeros((MAX_PLY, MAX_MOVES), dtype=np.uint64),
                 self.weights,
-                np.zeros((MAX_PLY + 1, N_INST), dtype=np.uint16),
+                indices,
+                indices.view(np.uint64),
             )
         self.clear_tt()
         self._tables.hist[:] = 0
