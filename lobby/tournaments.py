@@ -16,6 +16,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Callable
+from typing import cast
 
 from db import errors as dberr
 from db.store import Store
@@ -23,7 +24,7 @@ from db.tournaments import Tournament
 from lobby.boundary import boundary, front_end
 from lobby.errors import BadRequest, LimitReached, LobbyError
 from lobby.matches import Matches
-from lobby.pairing import FORMATS, planned_rounds
+from lobby.pairing import FORMATS, Format, planned_rounds
 from lobby.people import People
 from lobby.records import TRANSIENT, LobbyConfig, Person, Where
 from lobby.settings import Settings
@@ -227,7 +228,7 @@ class Tournaments:
         entrants = await self._store.tournaments.entrants(t.id)
         if len(entrants) < 2:
             raise BadRequest("a tournament needs at least 2 players to start")
-        rounds = planned_rounds(t.format, len(entrants), t.rounds)  # type: ignore[arg-type]
+        rounds = planned_rounds(cast(Format, t.format), len(entrants), t.rounds)
         try:
             await self._store.tournaments.start(t.id, rounds)
         except dberr.TournamentClosedError as exc:
