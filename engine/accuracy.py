@@ -20,23 +20,29 @@ MIN_WEIGHT, MAX_WEIGHT = 0.5, 12.0
 HARMONIC_FLOOR = 1.0
 
 
+#: Percent added to every move's accuracy that lost something, as lichess adds it: the values
+#: are an analysis's, not perfect, so a move that lost next to nothing reads as 100%.
+UNCERTAINTY_BONUS = 1.0
+
+
 def move_accuracy(before: float, after: float) -> float:
     """A move's accuracy (0..1) from the expected score it lost, by lichess's curve:
-    103.1668 exp(-0.04354 d) - 3.1669 percent for a drop of d points of win chance (of 100).
-    Nothing lost is 100%, a drop of 10 points 64%, 25 points 32%, 50 points 8.5%."""
+    103.1668 exp(-0.04354 d) - 3.1669 percent for a drop of d points of win chance (of 100),
+    plus `UNCERTAINTY_BONUS`, within 0..100. Nothing lost (or under 0.22 points) is 100%, a drop
+    of 10 points 65%, 25 points 33%, 50 points 9.5%, 89 points or more 0%."""
     drop = 100.0 * (before - after)
     if drop <= 0:
         return 1.0
-    percent = 103.1668100711649 * math.exp(-0.04354415386753951 * drop) - 3.166924740191411
-    return min(100.0, max(0.0, percent)) / 100.0
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * drop) - 3.166924740191411
+    return min(100.0, max(0.0, raw + UNCERTAINTY_BONUS)) / 100.0
 
 
 def weights(chances: Sequence[float | None]) -> list[float]:
     """Each move's weight from the first player's win chance of every position (the start
     first, None where unknown): the spread over the window of positions ending just after
-    the move, a tenth of the game long (2 to 8 positions; the first moves share the first
-    window)."""
-    size = min(8, max(2, len(chances) // 10))
+    the move, as many positions as a tenth of the moves (2 to 8; the first moves share the
+    first window)."""
+    size = min(8, max(2, (len(chances) - 1) // 10))
     out = []
     for move in range(len(chances) - 1):
         end = max(size, move + 2)

@@ -24,7 +24,7 @@ from engine.kits import kit
 
 #: Bumped when the verdicts or the records change: a stored analysis of another version is
 #: computed again.
-VERSION = 4
+VERSION = 5
 VERDICTS = ("best", "good", "inaccuracy", "miss", "blunder", "unsure")
 OUTCOMES = {1: "win", 0: "draw", -1: "loss"}
 #: The mover's expected score of an exact outcome.

@@ -15,7 +15,8 @@ otherwise, in `--workers` processes; the load average is printed with the times.
 `--seeds N` plays the rounds N times with seeds `--seed`, `--seed` + 1, ...: the table gives per
 type the mean accuracy over every game, the range of the seeds' means, and a 90% bootstrap
 interval of the mean (games drawn again with replacement), and says in how many of the
-bootstrap draws each type's mean is above the weaker type's.
+bootstrap draws each type's mean is above the weaker type's; a second table gives each type's
+mean accuracy against each type.
 
 `--save FILE` writes every game (players, seed, moves, analysis) as a line of JSON; `--load
 FILE ...` plays nothing and judges the saved games again with today's accuracy rule (the disc
@@ -89,14 +90,17 @@ def rejudged(game: Game) -> Analysis:
     return a
 
 
-def accuracies(games: Sequence[Game]) -> dict[str, list[tuple[int, float]]]:
-    """Per type its (seed, accuracy) of every game it has an accuracy in."""
-    out: dict[str, list[tuple[int, float]]] = {t: [] for t in TYPES}
+def accuracies(games: Sequence[Game]) -> dict[str, list[tuple[int, str, float]]]:
+    """Per type its (seed, opponent, accuracy) of every game it has an accuracy in."""
+    out: dict[str, list[tuple[int, str, float]]] = {t: [] for t in TYPES}
     for game in games:
         a = rejudged(game)
-        for name, side in zip(game["names"], a.players, strict=True):
+        names = game["names"]
+        for seat, side in enumerate(a.players):
             if side.accuracy is not None:
-                out[name].append((game["seed"] // 100_000, 100 * side.accuracy))
+                out[names[seat]].append(
+                    (game["seed"] // 100_000, names[1 - seat], 100 * side.accuracy)
+                )
     return out
 
 
@@ -114,7 +118,7 @@ def table(games: Sequence[Game]) -> list[str]:
     """The accuracy table: per type the games, the mean, the seeds' range, the bootstrap
     interval, and the share of draws in which it is above the type before it."""
     per = accuracies(games)
-    values = {t: [acc for _, acc in per[t]] for t in TYPES}
+    values = {t: [acc for _, _, acc in per[t]] for t in TYPES}
     means = bootstrap(values, DRAWS)
     lines = [
         "| player | games | accuracy mean | seeds' means | 90% interval | above the one before |",
@@ -124,8 +128,8 @@ def table(games: Sequence[Game]) -> list[str]:
     for i, name in enumerate(TYPES):
         if not values[name]:
             continue
-        seeds = sorted({s for s, _ in per[name]})
-        by_seed = [statistics.fmean(a for s, a in per[name] if s == k) for k in seeds]
+        seeds = sorted({s for s, _, _ in per[name]})
+        by_seed = [statistics.fmean(a for s, _, a in per[name] if s == k) for k in seeds]
         ordered = sorted(means[name])
         low, high = ordered[int(0.05 * DRAWS)], ordered[int(0.95 * DRAWS) - 1]
         above = "-"
@@ -138,6 +142,21 @@ def table(games: Sequence[Game]) -> list[str]:
             f"{min(by_seed):.1f}-{max(by_seed):.1f}% | {low:.1f}-{high:.1f}% | {above} |"
         )
     lines.append(f"\nthe means rise with strength in {100 * sum(rising) / DRAWS:.0f}% of draws")
+    return [*lines, "", *by_opponent(per)]
+
+
+def by_opponent(per: dict[str, list[tuple[int, str, float]]]) -> list[str]:
+    """The mean accuracy of each type (rows) against each type (columns)."""
+    lines = [
+        "| player \\ against | " + " | ".join(TYPES) + " |",
+        "| --- |" + " --- |" * len(TYPES),
+    ]
+    for name in TYPES:
+        cells = []
+        for other in TYPES:
+            got = [a for _, o, a in per[name] if o == other]
+            cells.append(f"{statistics.fmean(got):.0f}% ({len(got)})" if got else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 
