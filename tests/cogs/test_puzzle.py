@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from lobby.pool import EnginePool
 from lobby.puzzle import position
 from tests.boardbot import ALICE, BOB, buttons, callbacks, make_bot
 from tests.clock import Clock
-from tests.harness import DEFAULT_CHANNEL_ID, Call, FakeUser, Harness, user
+from tests.harness import DEFAULT_CHANNEL_ID, Call, FakeUser, Harness, http_error, user
 from tests.harness.mentions import HOSTILE_PARTS, unescaped, unsafe_mentions
 from tests.harness.payloads import FLAG_EPHEMERAL
 from tests.lobby.test_retry import LATE, discord_game, only_the_late_blunder, warm_solvers
@@ -237,3 +238,25 @@ async def test_a_hostile_name_pings_nobody_and_shows_as_plain_text(env: Any) -> 
     assert "Puzzles of " in h.last_message()["embeds"][0]["title"]
     assert [why for c in calls if (why := unsafe_mentions(c, ()))] == []
     assert [bad for c in calls if (bad := unescaped(c))] == []
+
+
+async def test_the_daily_post_is_not_doubled_in_its_own_channel_nor_an_error_when_refused(
+    env: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot, h = env
+    admin = Person("user", ALICE.id, "alice")
+    await bot.lobby.change_settings(h.guild_id, admin, {"announcements": DEFAULT_CHANNEL_ID})
+    await puzzle(h, "daily", {"game": "connect4"}, user=ALICE)  # asked in that very channel
+    assert len(h.messages) == 1
+
+    def refused(call: Call) -> Any:
+        raise http_error(403, 50013, "Missing Permissions")
+
+    h.responders[("POST", "/channels/{channel_id}/messages")] = refused
+    await bot.lobby.change_settings(h.guild_id, admin, {"announcements": ANNOUNCE})
+    with caplog.at_level(logging.WARNING):
+        await puzzle(h, "daily", {"game": "othello"}, user=ALICE)
+    assert h.last_message()["embeds"][0]["title"].startswith("Daily Othello puzzle")
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name.startswith("cogs")]
+    assert said and all(level == logging.WARNING for level, _ in said), said
+    assert "the daily puzzle was not posted" in said[0][1]
