@@ -8,6 +8,7 @@ from engine.agents.connect4 import solver
 from engine.agents.connect4.lines import centre_order
 from engine.agents.connect4.score import from_score
 from engine.games.connect4 import Connect4State
+from engine.puzzles import difficulty
 from engine.puzzles import proof as pf
 
 MIN_PLIES, MAX_PLIES = 3, 15
@@ -52,10 +53,12 @@ def principal_line(state: Connect4State, max_nodes: int | None = MAX_NODES) -> l
     return line
 
 
-def rating(plies: int, choices: int) -> float:
+def rating(state: Connect4State, answer: str, plies: int) -> float:
     """A starting rating: longer wins are harder, and so are positions with more moves that do
-    not lose at once."""
-    return pf.clamp_rating(14.0 + 1.5 * (plies - MIN_PLIES) + 0.8 * (choices - 1))
+    not lose at once and answers the weaker searches miss."""
+    choices = len(solver.non_losing_moves(state))
+    base = 12.0 + 1.2 * (plies - MIN_PLIES) + 0.5 * (choices - 1)
+    return difficulty.rating(base, difficulty.misses(state, answer))
 
 
 def examine(state: Connect4State, max_nodes: int | None = MAX_NODES) -> pf.Proof | str:
@@ -79,5 +82,4 @@ def examine(state: Connect4State, max_nodes: int | None = MAX_NODES) -> pf.Proof
     if line[0] != wins[0] or len(line) != plies:  # the solver contradicts itself: pass over it
         return pf.BUDGET
     moves = [state.move_to_str(c) for c in line]
-    choices = len(solver.non_losing_moves(state))
-    return pf.Proof(moves[0], plies, plies, tuple(moves), rating(plies, choices))
+    return pf.Proof(moves[0], plies, plies, tuple(moves), rating(state, moves[0], plies))

@@ -9,6 +9,7 @@ import numpy as np
 from engine.agents.othello.evals import final_score
 from engine.agents.othello.search import OthelloSearch, OutOfBudget
 from engine.games.othello import PASS, OthelloState
+from engine.puzzles import difficulty
 from engine.puzzles import proof as pf
 
 MIN_EMPTIES, MAX_EMPTIES = 10, 16
@@ -69,9 +70,11 @@ def second_best_gap(search: OthelloSearch, state: OthelloState, best: int, v: in
     return True
 
 
-def rating(n_empties: int, choices: int) -> float:
-    """A starting rating: more empty squares and more legal moves make it harder."""
-    return pf.clamp_rating(15.0 + 2.0 * (n_empties - MIN_EMPTIES) + 0.7 * (choices - 2))
+def rating(state: OthelloState, answer: str) -> float:
+    """A starting rating: more empty squares, more legal moves and answers the weaker searches
+    miss make it harder."""
+    base = 13.0 + 1.5 * (empties(state) - MIN_EMPTIES) + 0.5 * (len(state.legal_moves()) - 2)
+    return difficulty.rating(base, difficulty.misses(state, answer))
 
 
 def examine(state: OthelloState, max_nodes: int | None = MAX_NODES) -> pf.Proof | str:
@@ -97,4 +100,4 @@ def examine(state: OthelloState, max_nodes: int | None = MAX_NODES) -> pf.Proof 
     if line[0] != best:  # the solver contradicts itself: pass over it
         return pf.BUDGET
     text = tuple(state.move_to_str(m) for m in line)
-    return pf.Proof(text[0], n, v, text, rating(n, len(moves)))
+    return pf.Proof(text[0], n, v, text, rating(state, text[0]))

@@ -11,8 +11,8 @@ from engine.agents.connect4 import solver
 from engine.games.connect4 import Connect4State
 from engine.games.othello import PASS, OthelloState
 from engine.puzzles import connect4 as c4puzzles
+from engine.puzzles import difficulty, pool
 from engine.puzzles import othello as othpuzzles
-from engine.puzzles import pool
 from engine.puzzles import proof as pf
 from engine.puzzles.verify import position, verify
 
@@ -145,3 +145,24 @@ def test_othello_a_line_through_positions_the_table_settles_is_still_named() -> 
     assert isinstance(proof, pf.Proof)
     assert (proof.answer, proof.plies, proof.value) == ("d8", 13, 64)
     assert len(proof.line) == 17 and proof.line[-1] == "a1"  # four passes on the way
+
+
+@pytest.mark.parametrize("game", pool.GAMES)
+def test_a_shipped_puzzle_s_rating_is_its_difficulty(game: str) -> None:
+    for p in pool.load_pool(game)[:SAMPLE]:
+        state = position(p)
+        if isinstance(state, Connect4State):
+            assert c4puzzles.rating(state, p.answer, p.plies) == p.rating, p.id
+        else:
+            assert isinstance(state, OthelloState)
+            assert othpuzzles.rating(state, p.answer) == p.rating, p.id
+        assert 0 <= difficulty.misses(state, p.answer) <= len(difficulty.SEARCHES[game])
+
+
+def test_each_search_that_misses_the_answer_raises_the_rating() -> None:
+    assert difficulty.rating(20.0, 0) == 20.0
+    assert difficulty.rating(20.0, 2) == 20.0 + 2 * difficulty.MISS
+    assert difficulty.rating(39.0, 3) == 40.0 and difficulty.rating(5.0, 0) == 10.0
+    # A win in one ply (column 4) every search takes; any other column is missed by all three.
+    state = Connect4State.from_moves("112233")
+    assert difficulty.misses(state, "4") == 0 and difficulty.misses(state, "7") == 3
