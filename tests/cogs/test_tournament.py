@@ -12,7 +12,7 @@ from typing import Any
 import discord
 
 from tests.boardbot import ALICE, BOB, CAROL, column_ids
-from tests.harness import DEFAULT_CHANNEL_ID, Call, assert_within_limits, user
+from tests.harness import DEFAULT_CHANNEL_ID, Call, assert_within_limits, http_error, user
 from tests.harness.mentions import unescaped, unsafe_mentions
 
 ADMIN = user(105, "admin", permissions=discord.Permissions(manage_guild=True, view_channel=True))
@@ -134,3 +134,49 @@ async def test_leaving_forfeits_and_cancelling_ends_the_games(env: Any) -> None:
         assert not snap.live
     standings = h.messages[(await bot.lobby.store.tournaments.get(t.id)).message_id]
     assert standings["embeds"][0]["description"].startswith("Cancelled.")
+
+
+POST = ("POST", "/channels/{channel_id}/messages")
+
+
+async def start_a_tournament_of_two(h: Any) -> None:
+    await h.slash("tournament create", {"game": "connect4", "format": "swiss"}, user=ADMIN)
+    for person in (ALICE, BOB):
+        await h.slash("tournament join", {}, user=person)
+    await h.slash("tournament start", {}, user=ADMIN)
+
+
+async def test_a_board_discord_failed_to_post_is_posted_again(env: Any) -> None:
+    bot, h = env
+    bot.owner_check = nobody
+    failed: list[int] = []
+
+    def fail_once(call: Call) -> Any:
+        if not failed:
+            failed.append(1)
+            raise http_error(500, 0, "Discord failed")
+        del h.responders[POST]  # Discord's own answer from here on
+        return h._http_response(call, call.json or {}, call.files)
+
+    h.responders[POST] = fail_once
+    await start_a_tournament_of_two(h)
+    [t] = await bot.lobby.store.tournaments.active()
+    [game] = (await bot.lobby.tournaments.view(t.id)).current()
+    snap = await bot.lobby.snapshot(game.match_id)
+    assert failed and snap.live and snap.match.message_id in h.messages
+
+
+async def test_a_board_that_cannot_be_posted_ends_its_game_unrated(env: Any) -> None:
+    bot, h = env
+    bot.owner_check = nobody
+
+    def refuse(call: Call) -> Any:
+        raise http_error(403, 50001, "Missing Access")
+
+    h.responders[POST] = refuse
+    await start_a_tournament_of_two(h)
+    view = await bot.lobby.tournaments.view(1)  # over at once: its only game never started
+    [game] = view.games
+    snap = await bot.lobby.snapshot(game.match_id)
+    assert snap.match.status == "abandoned" and snap.match.termination == "unreachable"
+    assert game.outcome == "draw" and view.tournament.status == "finished"
