@@ -61,7 +61,7 @@ def test_shipped_puzzles_are_legal_positions_with_a_legal_answer_in_our_notation
 
 
 def test_the_daily_puzzle_is_the_same_for_everyone_and_changes_with_the_day() -> None:
-    pool = load_pool("connect4")
+    pool = load_pool("connect4")[:6]
     days = [day_of(1_800_000_000 + k * DAY) for k in range(30)]
     picks = [daily_of(pool, "connect4", d) for d in days]
     assert picks == [daily_of(tuple(reversed(pool)), "connect4", d) for d in days]  # any order
@@ -76,7 +76,7 @@ def test_the_daily_puzzle_is_the_same_for_everyone_and_changes_with_the_day() ->
 
 def test_the_next_puzzle_is_near_the_rating_and_not_answered() -> None:
     pool = load_pool("othello")
-    ordered = sorted(pool, key=lambda p: abs(p.rating - 30.0))
+    ordered = sorted(pool, key=lambda p: (abs(p.rating - 30.0), p.id))  # ties: by id
     assert nearest(pool, {}, set(), 30.0)[0] == ordered[0]
     assert ordered[0] not in nearest(pool, {}, {ordered[0].id}, 30.0)
     assert nearest(pool, {}, {p.id for p in pool}, 30.0) == []
