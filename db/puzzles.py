@@ -209,6 +209,16 @@ class Puzzles(Repository):
             )
         return Recorded(kept, True, before, after or before, new_rating or rating)
 
+    async def unrated(self, player_id: int) -> dict[str, tuple[int, int]]:
+        """The player's unrated first answers (their own blunders tried again) per game: how
+        many, and how many were right."""
+        rows = await self._db.fetchall(
+            "SELECT game, count(*) AS n, COALESCE(SUM(solved), 0) AS right_ones"
+            " FROM puzzle_attempts WHERE player_id = ? AND rated = 0 GROUP BY game",
+            (player_id,),
+        )
+        return {str(r["game"]): (int(r["n"]), int(r["right_ones"])) for r in rows}
+
     # ------------------------------------------------------------------ the queue
 
     async def enqueue(

@@ -13,7 +13,7 @@ import hashlib
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from db.puzzles import PuzzleRating, PuzzleScore, Scorer
@@ -86,6 +86,7 @@ class PuzzleStats:
     scores: tuple[PuzzleScore, ...]
     waiting: dict[str, int]
     today: str
+    own: dict[str, tuple[int, int]] = field(default_factory=dict)  # game -> (tried, right)
 
 
 # ---------------------------------------------------------------------------- rules
@@ -269,6 +270,8 @@ def stats_lines(stats: PuzzleStats, *, name: Names = plain) -> list[str]:
             f" {s.attempts} solved · streak {s.streak} (best {s.best_streak}) · daily streak"
             f" {daily} (best {s.best_daily})"
         )
+    for game, (tried, right) in sorted(stats.own.items()):
+        lines.append(f"{game_title(game)}: {right} of {tried} of your own blunders put right")
     for game, n in sorted(stats.waiting.items()):
         lines.append(f"{game_title(game)}: {n} of your own blunders waiting in /puzzle play")
     if len(lines) == 1:

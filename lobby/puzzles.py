@@ -241,7 +241,8 @@ class Puzzles:
             return PuzzleStats(person.name, (), {}, today)
         scores = tuple(await self._store.puzzles.scores(player.id))
         waiting = await self._store.puzzles.waiting(player.id)
-        return PuzzleStats(player.display_name, scores, waiting, today)
+        own = await self._store.puzzles.unrated(player.id)
+        return PuzzleStats(player.display_name, scores, waiting, today, own)
 
 
 def _legal(shown: PuzzleShown, move: str | Move) -> str:

@@ -78,6 +78,8 @@ async def test_a_first_answer_is_kept_with_its_score_and_a_later_one_writes_noth
         kept = await s.puzzles.attempt(alice.id, "c4-aa")
         assert kept is not None and kept.move == "4" and kept.solved
         assert await s.puzzles.attempt(alice.id, "c4-bb") is None
+        assert await s.puzzles.unrated(bob.id) == {"connect4": (1, 0)}
+        assert await s.puzzles.unrated(alice.id) == {}
 
 
 async def test_the_queue_serves_each_position_once_oldest_first(store_target: str) -> None:

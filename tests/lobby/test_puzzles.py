@@ -229,6 +229,9 @@ async def test_ones_own_blunders_come_first_once_each(lobby: Lobby) -> None:
     again = await lobby.puzzles.answer(key, 0, ANN)  # column 1: it holds, and is kept apart
     assert again.solved and not again.first and again.earlier == ("7", False)
     assert await lobby.store.puzzles.scores((await lobby.player_for(ANN)).id) == []
+    stats = await lobby.puzzles.stats(ANN)
+    assert stats.own == {"connect4": (1, 0)}  # the first answer is the one kept
+    assert "Connect Four: 0 of 1 of your own blunders put right" in stats_lines(stats)
     with pytest.raises(NotInMatch):
         await lobby.puzzles.answer(key, "1", BEN)  # not ben's mistake
     with pytest.raises(BadRequest):
