@@ -25,7 +25,7 @@ from engine.games.catalog import OFFERS, offer
 from lobby.core import TRANSIENT, Snapshot
 from lobby.errors import LobbyError
 from lobby.settings import NotHere
-from lobby.tournament_rounds import TournamentNews, TournamentView
+from lobby.tournament_rounds import BoardCall, TournamentNews, TournamentView
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -229,7 +229,10 @@ class Tournament(commands.Cog):
 
     async def _show(self, news: TournamentNews) -> None:
         for snap in news.boards:
-            await self._post_board(news.view, snap)
+            if snap.match.message_id is None:  # its message could not be made first
+                await self._post_board(news.view, snap)
+            else:  # its message waits for the board
+                await self.bot.editor.submit(await self.bot.lobby.snapshot(snap.id))
         t = news.view.tournament
         lock = self._locks.setdefault(t.id, asyncio.Lock())
         async with lock:
@@ -239,6 +242,26 @@ class Tournament(commands.Cog):
                 await self._announce(view)
         if not view.tournament.active:
             self._locks.pop(t.id, None)
+
+    async def make_board(self, game: BoardCall) -> int | None:
+        """The message a game's board fills, posted before its match is stored (the lobby
+        calls it; the editor fills it in). None if Discord would not take it: the board is
+        posted after the match is stored, or its game ends unrated (`_post_board`)."""
+        if game.channel_id is None:
+            return None
+        first, second = (short(n) for n in game.names)
+        text = f"Tournament #{game.tournament_id}, round {game.round}: {first} - {second}"
+        channel = self.bot.get_partial_messageable(game.channel_id, guild_id=game.guild_id)
+        for pause in (*POST_PAUSES, None):
+            try:
+                return (await channel.send(text, allowed_mentions=NONE)).id
+            except discord.HTTPException as exc:
+                if pause is None or exc.status in (403, 404) or 400 <= exc.status < 429:
+                    log.warning("tournament %s: a board's message not posted: %s",
+                                game.tournament_id, exc)  # fmt: skip
+                    return None
+                await asyncio.sleep(pause)
+        return None
 
     async def _post_board(self, view: TournamentView, snap: Snapshot) -> None:
         """A game's board in the tournament's channel, attached to its match. Discord failing
@@ -320,3 +343,4 @@ async def setup(bot: BoardBot) -> None:
     await bot.add_cog(cog)
     if bot.lobby is not None:  # None: only the commands are read (`command_payloads`)
         bot.lobby.tournaments.listeners.append(cog.on_news)
+        bot.lobby.tournaments.show_boards(cog.make_board)

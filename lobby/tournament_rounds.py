@@ -90,6 +90,21 @@ class TournamentNews:
 
 
 TournamentListener = Callable[[TournamentNews], Awaitable[None]]
+#: Makes the message that will show a tournament's game before its match is stored, as
+#: `Where.show` does for any new match (a kill after it leaves a message without a match, never
+#: a match without its message): given the game's `BoardCall`, the message's id (None: none).
+BoardMaker = Callable[["BoardCall"], Awaitable[int | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class BoardCall:
+    """A game whose message is wanted: where, which tournament and round, who plays."""
+
+    tournament_id: int
+    guild_id: int | None
+    channel_id: int | None
+    round: int
+    names: tuple[str, str]
 
 
 @dataclass(slots=True)
@@ -156,6 +171,8 @@ class Rounds:
         self.pending: set[int] = set()
         #: Called with the news of every step that changed something (`Tournaments`).
         self.on_news: Callable[[TournamentNews], Awaitable[None]] | None = None
+        #: The front end's maker of a game's message (`Tournaments.show_boards`).
+        self.show: BoardMaker | None = None
         matches.when_ended(self._ended)
 
     def _ended(self, match_id: int) -> None:
@@ -274,7 +291,7 @@ class Rounds:
         by_id = {e.player_id: e for e in entrants}
         first, second = by_id[g.first_id], by_id[cast(int, g.second_id)]
         table = Table({"tournament": [t.id, g.round, g.board]}, t.turn_seconds)
-        where = Where(t.guild_id, t.channel_id)
+        where = Where(t.guild_id, t.channel_id, show=self._maker(t, g))
         starts = self._starts
         if first.opponent is not None and second.opponent is not None:
             snap = await starts.start_eve(
@@ -294,6 +311,19 @@ class Rounds:
         await self._store.tournaments.link(t.id, g.round, g.board, snap.id)
         self._turns.schedule(snap)
         return snap
+
+    def _maker(self, t: Tournament, g: TournamentGame) -> Callable[[], Awaitable[int | None]]:
+        async def show() -> int | None:
+            if self.show is None:
+                return None
+            players = await self._store.players.get_many([g.first_id, cast(int, g.second_id)])
+            names = [
+                players[p].display_name if p in players else "?" for p in (g.first_id, g.second_id)
+            ]
+            call = BoardCall(t.id, t.guild_id, t.channel_id, g.round, (names[0], names[1]))
+            return await self.show(call)
+
+        return show
 
     async def _player(self, player_id: int) -> Player:
         player = await self._store.players.get(player_id)

@@ -31,6 +31,7 @@ from lobby.settings import Settings
 from lobby.starting import Starts, offer_named
 from lobby.tasks import Tasks
 from lobby.tournament_rounds import (
+    BoardMaker,
     Rounds,
     TournamentListener,
     TournamentNews,
@@ -81,6 +82,10 @@ class Tournaments:
         self.listeners: list[TournamentListener] = []
         self.rounds = Rounds(store, starts, matches, turns, tasks.spawn)
         self.rounds.on_news = self._announce
+
+    def show_boards(self, maker: BoardMaker) -> None:
+        """The front end makes each game's message before its match is stored (`BoardMaker`)."""
+        self.rounds.show = maker
 
     async def _announce(self, news: TournamentNews) -> None:
         for listener in list(self.listeners):
