@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcount
+from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcnt
 from engine.games.othkernels import legal_mask
 
 WIN = 100_000
@@ -62,8 +62,8 @@ def _neighbours(x: np.uint64) -> np.uint64:
 @kernel
 def final_score(me: np.uint64, opp: np.uint64) -> int:
     """Disc difference of a finished game for `me`, empties to the winner."""
-    a = popcount(me)
-    b = popcount(opp)
+    a = popcnt(me)
+    b = popcnt(opp)
     diff = a - b
     empties = 64 - a - b
     if diff > 0:
@@ -110,7 +110,7 @@ def stable_edges(me: np.uint64, opp: np.uint64) -> np.uint64:
 def _corner_terms(me: np.uint64, opp: np.uint64) -> int:
     """Corners held minus the X/C-square liabilities next to empty corners, for `me`."""
     occupied = me | opp
-    score = W_CORNER * (popcount(me & _CORNER_MASK) - popcount(opp & _CORNER_MASK))
+    score = W_CORNER * (popcnt(me & _CORNER_MASK) - popcnt(opp & _CORNER_MASK))
     for c in range(4):
         if occupied & (ONE << np.uint64(_CORNER_SQ[c])):
             continue
@@ -137,19 +137,19 @@ def evaluate(me: np.uint64, opp: np.uint64) -> int:
         return terminal_score(me, opp)
     occupied = me | opp
     empty = ~occupied
-    empties = 64 - popcount(occupied)
+    empties = 64 - popcnt(occupied)
 
     # Phase weights: opening (e ~ 60) -> midgame -> endgame (e -> 0).
     w_mob = 60 + empties // 2
     w_front = 8 + empties // 3
     w_disc = -4 if empties > 24 else (25 - empties) * 8
 
-    score = w_mob * (popcount(my_moves) - popcount(their_moves))
+    score = w_mob * (popcnt(my_moves) - popcnt(their_moves))
     frontier_zone = _neighbours(empty)
-    score -= w_front * (popcount(me & frontier_zone) - popcount(opp & frontier_zone))
+    score -= w_front * (popcnt(me & frontier_zone) - popcnt(opp & frontier_zone))
     score += _corner_terms(me, opp)
-    score += W_STABLE * (popcount(stable_edges(me, opp)) - popcount(stable_edges(opp, me)))
-    score += w_disc * (popcount(me) - popcount(opp))
+    score += W_STABLE * (popcnt(stable_edges(me, opp)) - popcnt(stable_edges(opp, me)))
+    score += w_disc * (popcnt(me) - popcnt(opp))
     if score > EVAL_BOUND:
         return EVAL_BOUND
     if score < -EVAL_BOUND:

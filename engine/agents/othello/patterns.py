@@ -140,7 +140,7 @@ CANONICAL = canonical_table()
 
 @kernel
 def phase_of(me: np.uint64, opp: np.uint64) -> int:
-    played = popcount(me | opp) - 4
+    played = popcnt(me | opp) - 4
     p = played // 6
     return p if p < PHASES else PHASES - 1
 

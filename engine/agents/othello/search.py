@@ -13,6 +13,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, config
+from numba.extending import intrinsic
 
 from engine.agents.othello import endgame as eg
 from engine.agents.othello import patterns
@@ -26,10 +30,11 @@ from engine.agents.othello.patterns import (
     set_indices,
 )
 from engine.games.base import Move
-from engine.games.bits import ONE, ZERO, inline_kernel, popcount, search_kernel
+from engine.games.bits import ONE, ZERO, inline_kernel, popcnt, search_kernel
 from engine.games.othello import PASS
 from engine.games.othkernels import bit_index, flips, legal_mask
 
+_JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
 INF = 1_000_000
 MAX_PLY = 160
 MAX_MOVES = 40
@@ -97,6 +102,33 @@ class Tables(NamedTuple):
 # -- kernels ----------------------------------------------------------------------------------
 
 
+def _prefetch_impl(typingctx: Any, tt: Any, index: Any) -> Any:
+    """LLVM's prefetch of the cache line that holds tt[index] (a hint: it never faults)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        item = (context, builder, signature.args[0], ary, [args[1]])
+        ptr = cgutils.get_item_pointer(*item)  # type: ignore[no-untyped-call]
+        byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        kind = ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module, kind, "llvm.prefetch.p0"
+        )
+        # a read, kept in every level of the cache, of data
+        builder.call(fn, [byte_ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(tt, index), codegen
+
+
+_prefetch: Any = intrinsic(_prefetch_impl)
+if _JIT_OFF:  # a hint only: nothing to do in plain Python
+
+    def _prefetch(tt: Any, index: Any) -> None:
+        return None
+
+
 @inline_kernel
 def _slot(me: np.uint64, opp: np.uint64, size: int) -> int:
     """The first entry of the position's bucket of two in a table of `size` entries: a
@@ -152,19 +184,27 @@ def _gen_moves(
     hist: I64Array,
     mv: I64Array,
     fl: U64Array,
+    tt: TTArray,
+    prefetch: bool,
 ) -> int:
-    """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count."""
+    """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count.
+    `prefetch`: also start loading each child's bucket of `tt`, which the child probes first
+    (the table is far larger than the caches)."""
     n = 0
     while moves:
         bit = moves & (~moves + ONE)
         sq = bit_index(bit)
         f = flips(me, opp, sq)
+        if prefetch:
+            child = _slot(opp ^ f, me | f | bit, tt.shape[0])
+            _prefetch(tt, child)
+            _prefetch(tt, child + 1)
         if sq == tt_move:
             sc = 1 << 40
         else:
             sc = _SQUARE_ORDER[sq] * 16 + hist[sq]
             if fastest_first:
-                sc -= 1024 * popcount(legal_mask(opp ^ f, me | f | bit))
+                sc -= 1024 * popcnt(legal_mask(opp ^ f, me | f | bit))
         mv[ply, 0, n] = sq
         mv[ply, 1, n] = sc
         fl[ply, n] = f
@@ -246,7 +286,19 @@ def _negamax(
             ):
                 return val
     alpha0 = alpha
-    n = _gen_moves(me, opp, moves, ply, tt_move, depth >= 3, tables.hist, tables.mv, tables.fl)
+    n = _gen_moves(
+        me,
+        opp,
+        moves,
+        ply,
+        tt_move,
+        depth >= 3,
+        tables.hist,
+        tables.mv,
+        tables.fl,
+        tables.tt,
+        depth >= 2,
+    )
     best = -INF
     best_move = -1
     for i in range(n):
