@@ -216,7 +216,8 @@ def report(f: Figures, verbose: bool) -> None:
     print(
         f"{f.game:8} {f.level:6} {kind}: first screen {f.first:5.2f} s, prompt {f.prompt:5.2f} s"
         f" ({f.prompt_cpu:4.2f} s CPU), first move {f.move:6.2f} s after asking"
-        f" ({f.move_cpu:5.2f} s CPU)  (load {os.getloadavg()[0]:.1f})",
+        f" ({f.prompt + f.move:6.2f} s from the start; {f.move_cpu:5.2f} s CPU)"
+        f"  (load {os.getloadavg()[0]:.1f})",
         flush=True,
     )
     if f.ready is not None:
