@@ -39,7 +39,8 @@ from tools import pool
 from tools.builds import user_data_dir
 from tools.progress import Progress
 
-#: Puzzles kept from one game at most (chosen at random, each of a different length).
+#: Puzzles kept from one game at most (chosen at random, each of a different length, none on
+#: another's line).
 PER_GAME = 2
 #: Jobs handed to the pool at a time, per worker.
 BATCH_PER_WORKER = 4
@@ -123,6 +124,22 @@ def _candidates(game: str, states: list[GameState], rng: random.Random) -> list[
     return plies
 
 
+def on_line(p: Puzzle, q: Puzzle) -> bool:
+    """Whether one puzzle's position lies on the other's line (the same puzzle, moves later)."""
+    a, b = (p, q) if len(p.moves) <= len(q.moves) else (q, p)
+    return (a.moves + a.line)[: len(b.moves)] == b.moves
+
+
+def choose(found: list[Puzzle]) -> list[Puzzle]:
+    """The puzzles kept of one game's, in order: at most `PER_GAME`, each of a different length
+    and none on another's line."""
+    kept: list[Puzzle] = []
+    for p in found:
+        if len(kept) < PER_GAME and all(p.plies != q.plies and not on_line(p, q) for q in kept):
+            kept.append(p)
+    return kept
+
+
 def run_job(game: str, seed: int, moves: tuple[str, ...] | None) -> JobResult:
     """One game's puzzles (a pool job): the seeded self-play game, or the given moves."""
     t0 = time.perf_counter()
@@ -147,13 +164,11 @@ def run_job(game: str, seed: int, moves: tuple[str, ...] | None) -> JobResult:
             continue
         pid = pf.puzzle_id(states[i], position_key(states[i]))
         found.append(pf.make_puzzle(pid, states[i], moves[:i], proof))
-        if game == "othello" and len(found) >= PER_GAME:
+        if game == "othello" and len(choose(found)) >= PER_GAME:
             break  # Othello's solves are the cost: stop at enough
     result.found = len(found)
     rng.shuffle(found)
-    for p in found:
-        if len(result.puzzles) < PER_GAME and p.plies not in {q.plies for q in result.puzzles}:
-            result.puzzles.append(p)
+    result.puzzles = choose(found)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -187,10 +202,24 @@ class Run:
     ids: set[str]
     next_seed: int
     done_matches: set[int]
+    starts: set[tuple[str, ...]] = field(default_factory=set)  # the puzzles' positions
+    lines: set[tuple[str, ...]] = field(default_factory=set)  # the positions on their lines
 
     @property
     def log(self) -> Path:
         return log_path(self.out)
+
+    def add(self, p: Puzzle) -> None:
+        self.ids.add(p.id)
+        self.starts.add(p.moves)
+        full = p.moves + p.line
+        self.lines.update(full[: len(p.moves) + k] for k in range(1, len(p.line)))
+
+    def fits(self, p: Puzzle) -> bool:
+        """Whether `p` is new and neither lies on a puzzle's line nor has one on its own."""
+        full = p.moves + p.line
+        ahead = (full[: len(p.moves) + k] for k in range(1, len(p.line)))
+        return p.id not in self.ids and p.moves not in self.lines and self.starts.isdisjoint(ahead)
 
 
 def log_path(out: Path) -> Path:
@@ -213,11 +242,13 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 def resume(game: str, out: Path, seed: int) -> Run:
     """Where a generation into `out` stands: its ids, the next self-play seed, the matches of
     the database already read."""
-    ids = {p.id for p in shipped.read(game, out)}
     jobs = [r for r in read_log(log_path(out)) if "seed" in r]
     seeds = [r["seed"] for r in jobs if r["source"] != "db"]
     done = {int(r["seed"]) for r in jobs if r["source"] == "db"}
-    return Run(game, out, ids, max([seed - 1, *seeds]) + 1, done)
+    run = Run(game, out, set(), max([seed - 1, *seeds]) + 1, done)
+    for p in shipped.read(game, out):
+        run.add(p)
+    return run
 
 
 def _jobs(run: Run, matches: list[tuple[int, tuple[str, ...]]]) -> Iterator[tuple[Any, ...]]:
@@ -241,15 +272,21 @@ def _append(path: Path, lines: list[str]) -> None:
 def _record(run: Run, result: JobResult, count: int) -> int:
     """Append the job's new puzzles (up to `count` in the file) and its log line; how many were
     new."""
-    new = [p for p in result.puzzles if p.id not in run.ids][: max(0, count - len(run.ids))]
+    new: list[Puzzle] = []
+    taken = 0  # kept by the job, turned down here: held already, or on a held puzzle's line
+    for p in result.puzzles:
+        if len(run.ids) < count and run.fits(p):
+            new.append(p)
+            run.add(p)
+        elif len(run.ids) < count:
+            taken += 1
     if not run.out.exists():
         _append(run.out, [f"# {run.game} puzzles: {'  '.join(shipped.FIELDS)} (tab-separated)"])
     _append(run.out, [shipped.to_line(p) for p in new])
-    run.ids.update(p.id for p in new)
     record = {
         "seed": result.seed, "source": result.source, "found": result.found, "new": len(new),
         "reasons": dict(result.reasons), "seconds": round(result.seconds, 3), "t": time.time(),
-        "plies": [p.plies for p in new],
+        "plies": [p.plies for p in new], "taken": taken,
     }  # fmt: skip
     _append(run.log, [json.dumps(record)])
     return len(new)

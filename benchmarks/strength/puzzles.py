@@ -93,9 +93,10 @@ def summarise_log(path: Path) -> None:
     examined = found + sum(reasons.values())
     minutes = _wall_minutes(records)
     print(f"{path}: {len(jobs)} games ({sum(r['source'] == 'db' for r in jobs)} stored ones)")
+    taken = sum(r.get("taken", 0) for r in jobs)
     print(
-        f"  {examined} positions examined, {found} puzzles found, {new} kept "
-        f"(new ids, at most {PER_GAME} a game)"
+        f"  {examined} positions examined, {found} puzzles found, {new} kept (at most "
+        f"{PER_GAME} a game; {taken} more held already or on a held puzzle's line)"
     )
     shown = ", ".join(f"{k} {v} ({100 * v / examined:.1f}%)" for k, v in reasons.most_common())
     print(f"  turned down: {shown}")

@@ -4,6 +4,7 @@ into the package unless told to, goes on where a run stopped, and reads stored m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,21 @@ def test_from_db_reads_the_ended_matches_first(tmp_path: Path) -> None:
     assert first["source"] == "db" and first["found"] >= 1
     (found,) = pool.read("connect4", out)
     assert game[: len(found.moves)] == found.moves
+
+
+def test_a_puzzle_on_another_s_line_is_not_kept_twice() -> None:
+    p = next(q for q in pool.load_pool("connect4") if q.plies >= 5)
+    later = dataclasses.replace(  # the same puzzle after the answer and the best reply
+        p, id="c4-later", moves=p.moves + p.line[:2], answer=p.line[2], plies=p.plies - 2,
+        value=p.plies - 2, line=p.line[2:],
+    )  # fmt: skip
+    other = next(
+        q
+        for q in pool.load_pool("connect4")
+        if q.plies not in (p.plies, later.plies) and not puzzles.on_line(q, p)
+    )
+    assert puzzles.on_line(p, later) and puzzles.on_line(later, p)
+    assert puzzles.choose([p, later, other]) == [p, other]
+    run = puzzles.Run("connect4", Path("unused.txt"), set(), 0, set())
+    run.add(later)
+    assert not run.fits(p) and not run.fits(later) and run.fits(other)
