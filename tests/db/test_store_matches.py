@@ -193,3 +193,14 @@ async def test_hints_starters_counters_and_the_outbox_read_the_same_on_both(stor
     assert not await store.memory.apply([], outbox_id=second.id)  # once only
     assert await store.outbox.done(first.id) and not await store.outbox.done(first.id)
     assert await store.outbox.pending(max_attempts=100) == []
+
+
+async def test_ended_ids_lists_a_game_s_ended_matches_with_their_boards(store: Store) -> None:
+    alice, bob, _ = await people(store)
+    await store.matches.create("connect4", "pvp", alice.id, bob.id, variant="7x6k4")  # live
+    small = await store.matches.create("connect4", "pvp", alice.id, bob.id, variant="6x5k4")
+    othello = await store.matches.create("othello", "pvp", alice.id, bob.id, variant="8x8")
+    await finish_match(store, small.id, "finished", "0", "resign")
+    await finish_match(store, othello.id, "abandoned", None, "abandon")
+    assert await store.matches.ended_ids("connect4") == [(small.id, "6x5k4")]
+    assert await store.matches.ended_ids("othello") == [(othello.id, "8x8")]
