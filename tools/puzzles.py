@@ -384,7 +384,12 @@ def add_puzzles_parser(sub: Any) -> None:
         help=f"the pool file to write (default: {user_data_dir()}/puzzles-GAME.txt); a rerun "
         "goes on from it and its log, OUT.log",
     )
-    p.add_argument("--from-db", default=None, help="also read the ended matches of this database")
+    p.add_argument(
+        "--from-db",
+        default=None,
+        help="also read the ended matches of this database (SQLite file or postgresql:// URL, "
+        "opened as the bot opens it), before self-play",
+    )
     p.add_argument("--seed", type=int, default=0, help="the first self-play seed")
     p.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: every core)"
