@@ -33,6 +33,7 @@ TABLE_SIZE = PRIME
 # stats array slots
 _NODES, _LIMIT, _ABORTED, _NEXT_CHECK = 0, 1, 2, 3
 _CHECK_EVERY = 1024
+_NO_LIMIT = int(np.iinfo(np.int64).max)
 _LOW56 = np.uint64((1 << 56) - 1)
 _STACK = 20  # `Work.stack` per ply: alpha, beta, the child searched, the count, the moves
 
@@ -165,6 +166,25 @@ def _negamax(
                 alpha = lo
                 v, known = alpha, alpha >= beta
         if not known:
+            # Order the candidates: most threats created first, centre first among equals;
+            # each is one number, threats << 10 | (15 - rank) << 6 | the move's bit index.
+            # The children's table entries start loading meanwhile; the node's own entry,
+            # which its parent asked for, is read after this work, when it has arrived.
+            base = ply * _STACK
+            n = 0
+            for i in range(colmasks.shape[0]):
+                move = possible & colmasks[i]
+                if move:
+                    prefetch(table, slot_of((cur ^ mask) + (mask | move), size))
+                    k = popcnt(winning_cells(cur | move, mask, h, board)) << 10
+                    k |= (15 - i) << 6 | lsb_index(move)
+                    j = n
+                    while j > 0 and stack[base + 4 + j - 1] < k:
+                        stack[base + 4 + j] = stack[base + 4 + j - 1]
+                        j -= 1
+                    stack[base + 4 + j] = k
+                    n += 1
+        if not known:
             entry = table[slot]
             if entry >> np.uint64(8) == (cur + mask) & _LOW56 and entry & np.uint64(255) != 0:
                 val = int(entry & np.uint64(255))
@@ -184,23 +204,6 @@ def _negamax(
                 beta = hi
                 v, known = beta, alpha >= beta
         if not known:
-            # Order the candidates: most threats created first, centre first among equals;
-            # each is one number, threats << 10 | (15 - rank) << 6 | the move's bit index.
-            # The children's table entries start loading meanwhile.
-            base = ply * _STACK
-            n = 0
-            for i in range(colmasks.shape[0]):
-                move = possible & colmasks[i]
-                if move:
-                    prefetch(table, slot_of((cur ^ mask) + (mask | move), size))
-                    k = popcnt(winning_cells(cur | move, mask, h, board)) << 10
-                    k |= (15 - i) << 6 | lsb_index(move)
-                    j = n
-                    while j > 0 and stack[base + 4 + j - 1] < k:
-                        stack[base + 4 + j] = stack[base + 4 + j - 1]
-                        j -= 1
-                    stack[base + 4 + j] = k
-                    n += 1
             frames[ply * 3], frames[ply * 3 + 1], frames[ply * 3 + 2] = cur, mask, slot
             stack[base], stack[base + 1], stack[base + 2], stack[base + 3] = alpha, beta, 0, n
             cur, mask = cur ^ mask, mask | ONE << np.uint64(stack[base + 4] & 63)
@@ -444,7 +447,7 @@ def reset() -> None:
 
 def _stats(max_nodes: int | None) -> I64:
     stats = np.zeros(4, dtype=np.int64)
-    stats[_LIMIT] = max_nodes if max_nodes is not None else np.iinfo(np.int64).max
+    stats[_LIMIT] = max_nodes if max_nodes is not None else _NO_LIMIT
     stats[_NEXT_CHECK] = _CHECK_EVERY
     return stats
 
