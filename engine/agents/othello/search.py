@@ -185,17 +185,21 @@ def _gen_moves(
     mv: I64Array,
     fl: U64Array,
     tt: TTArray,
-    prefetch: bool,
+    deep: bool,
 ) -> int:
-    """Fill mv[ply] (squares, order scores) and fl[ply] (flips); return the move count.
-    `prefetch`: also start loading each child's bucket of `tt`, which the child probes first
-    (the table is far larger than the caches)."""
+    """Fill mv[ply] (squares, order scores); return the move count. `deep` (the children are
+    not leaves): also fill fl[ply] (each move's flips) and start loading each child's bucket
+    of `tt`, which the child probes first (the table is far larger than the caches). Leaf
+    children are ordered without their flips, which are found only for the moves searched
+    (a cutoff often comes at the first)."""
     n = 0
+    f = ZERO
     while moves:
         bit = moves & (~moves + ONE)
         sq = bit_index(bit)
-        f = flips(me, opp, sq)
-        if prefetch:
+        if deep:
+            f = flips(me, opp, sq)
+            fl[ply, n] = f
             child = _slot(opp ^ f, me | f | bit, tt.shape[0])
             _prefetch(tt, child)
             _prefetch(tt, child + 1)
@@ -207,7 +211,6 @@ def _gen_moves(
                 sc -= 1024 * popcnt(legal_mask(opp ^ f, me | f | bit))
         mv[ply, 0, n] = sq
         mv[ply, 1, n] = sc
-        fl[ply, n] = f
         n += 1
         moves ^= bit
     return n
@@ -304,7 +307,7 @@ def _negamax(
     for i in range(n):
         _pick(ply, i, n, tables.mv, tables.fl)
         sq = tables.mv[ply, 0, i]
-        f = tables.fl[ply, i]
+        f = tables.fl[ply, i] if depth > 1 else flips(me, opp, sq)
         bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
