@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from db.store import Store
-from engine.agents import opponents
 from engine.analysis import Review
 from engine.games.base import Move
 from engine.hints import Hint
@@ -480,15 +479,7 @@ class Lobby:
         is already running (one at a time in all) or the numbers are off.
         """
         game = game_named(game)
-        raw_ok = raw_ok or self.config.raw_specs
-        learner = self.people.agent_choice(game, agent, raw_ok)
-        if not raw_ok and not opponents.may_learn(game, learner.spec):
-            learning = [o.name for o in opponents.opponents(game) if o.learns]
-            raise BadRequest(f"{agent.strip()} does not learn: train {' or '.join(learning)}")
-        opp = None
-        if opponent:
-            choice = self.people.agent_choice(game, opponent, raw_ok)
-            opp = (choice.spec, choice.budget)
+        learner, opp = self.people.training_pair(game, agent, opponent, raw_ok)
         try:
             return self.learning.training.start(
                 self.pool,

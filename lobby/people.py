@@ -78,6 +78,21 @@ class People:
         label = spec.label()
         return AgentChoice(spec, budget, None, f"{game}:{label}", f"Bot ({label[:57]})")
 
+    def training_pair(
+        self, game: str, agent: str, opponent: str | None, raw_ok: bool
+    ) -> tuple[AgentChoice, tuple[AgentSpec, Budget] | None]:
+        """The learning agent `/train` trains and its opponent (None: itself); BadRequest if
+        the agent does not learn (a raw spec is the owner's to choose)."""
+        raw_ok = raw_ok or self._config.raw_specs
+        learner = self.agent_choice(game, agent, raw_ok)
+        if not raw_ok and not opponents.may_learn(game, learner.spec):
+            learning = [o.name for o in opponents.opponents(game) if o.learns]
+            raise BadRequest(f"{agent.strip()} does not learn: train {' or '.join(learning)}")
+        if not opponent:
+            return learner, None
+        choice = self.agent_choice(game, opponent, raw_ok)
+        return learner, (choice.spec, choice.budget)
+
     async def agent_seat(self, choice: AgentChoice) -> Seat:
         player = await self._store.players.get_or_create_agent(choice.key, choice.name)
         self._remember(player)
