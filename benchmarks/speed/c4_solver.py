@@ -1,20 +1,24 @@
 """Our Connect Four solver against bitbully on Pons' test sets, interleaved in the same period.
 
     python -m benchmarks.speed.c4_solver --oracle /tmp/bbenv/bin/python --n 50 --rounds 3
+    python -m benchmarks.speed.c4_solver --oracle /tmp/bbenv/bin/python --sets Begin-Hard
 
 Each round times every position of a set with our solver (in this process) and with bitbully
 (a separate process of the Python given by --oracle, `benchmarks/strength/oracle_bitbully.py
 --time`: never imported here), the order of the two alternating between rounds. Every solve is
 cold (the transposition table cleared first, not timed) and both run without books unless
---books; our scores must equal Pons'. Printed per set: the best round's mean time per position
-and mean nodes of each, and the ratio bitbully time / our time (above 1: ours is faster), with
-the load average before and after. Pons' sets are read from ../shared/data/connect4-pons-tests
-(or --pons DIR).
+--books; our scores must equal Pons'. Python's garbage collector runs before each of our solves,
+not timed: a collection of this process's heap (numba's objects) takes milliseconds, and the
+positions this loop makes would otherwise start one inside a timed solve now and then.
+Printed per set: the best round's mean time per position and mean nodes of each, and the ratio
+bitbully time / our time (above 1: ours is faster), with the load average before and after.
+Pons' sets are read from ../shared/data/connect4-pons-tests (or --pons DIR).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -41,6 +45,7 @@ def ours(positions: list[tuple[str, int]]) -> tuple[float, float]:
     for moves, score in positions:
         state = Connect4State.from_moves(moves)
         solver.reset()
+        gc.collect()
         t0 = time.perf_counter()
         got = solver.solve(state)
         seconds += time.perf_counter() - t0
@@ -72,6 +77,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--oracle", required=True, help="a Python with bitbully installed")
     ap.add_argument("--n", type=int, default=50, help="positions per set")
+    ap.add_argument("--n-hard", type=int, default=10, help="positions of Begin-Hard (seconds each)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sets", nargs="*", default=[], help="e.g. Test_L1_R2 Begin-Hard")
     ap.add_argument("--books", action="store_true", help="both with their opening books")
@@ -83,7 +89,8 @@ def main() -> None:
         if args.sets and name not in args.sets and label not in args.sets:
             continue
         lines = (args.pons / name).read_text().splitlines()
-        positions = [(m, int(s)) for m, s in (ln.split() for ln in lines if ln.strip())][: args.n]
+        n = args.n_hard if label == "Begin-Hard" else args.n
+        positions = [(m, int(s)) for m, s in (ln.split() for ln in lines if ln.strip())][:n]
         load = os.getloadavg()[0]
         best: dict[str, tuple[float, float]] = {}
         for r in range(args.rounds):
