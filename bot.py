@@ -122,7 +122,7 @@ async def _console(
     # A second of CPU (numba above all), in a thread: the prompt reads meanwhile.
     await asyncio.to_thread(importlib.import_module, "console.run")
     from console.run import run_console as console_main
-    from console.warmup import show_engine
+    from console.warmup import engine_intro, engine_progress
 
     def say(line: str) -> None:  # on a person's screen too; a script's output stays as it was
         log.info(line)
@@ -134,10 +134,10 @@ async def _console(
     lobby, guard = await build_lobby(config, wait_for_engine=False, say=say)
     engine = asyncio.ensure_future(_start_engine(lobby.pool))
     await asyncio.sleep(0)  # the pool is started: jobs queue for its workers from now on
-    shown = (
-        [asyncio.ensure_future(show_engine(lobby.pool, engine, terminal))] if interactive else []
-    )
+    shown: list[asyncio.Future[None]] = []
     try:
+        if interactive and await engine_intro(lobby.pool, engine, terminal):  # before any line
+            shown.append(asyncio.ensure_future(engine_progress(lobby.pool, engine, terminal)))
         # A lost claim stops this console: two would run the same clocks.
         async with claim_watched(guard, stop.set):
             return await console_main(

@@ -30,20 +30,21 @@ async def _above(line: str, terminal: Terminal | None = None) -> None:
         print(line, flush=True)
 
 
-async def show_engine(
+async def engine_intro(
     pool: EnginePool, engine: asyncio.Future[None], terminal: Terminal | None = None
-) -> None:
-    """The console's lines on the engine's warm-up (printed above the prompt of `terminal`, if
-    given): what it does and about how long it takes, then its progress while it compiles (the
-    console says when it is ready)."""
+) -> bool:
+    """The console's first line on the engine's warm-up (above the prompt of `terminal`, if
+    given), once its plan is read: what it does and about how long it takes. Whether its
+    progress is worth following (`engine_progress`): it compiles. The console handles its
+    first line after this one (a command typed at once would print before it otherwise)."""
     while not pool.planned and not engine.done():
         await asyncio.sleep(0.05)
     status = pool.status()
     if status.warm or engine.done():
-        return
+        return False
     if not status.compiling:
         await _above("Starting the game engine...", terminal)
-        return
+        return False
     await _above(
         f"Preparing the game engine: its {status.total} opponents are compiled once on this "
         f"machine (a first start, or the first after an update), about {status.seconds:.0f} s "
@@ -51,7 +52,15 @@ async def show_engine(
         "for its own opponent.",
         terminal,
     )
-    shown = status.ready
+    return True
+
+
+async def engine_progress(
+    pool: EnginePool, engine: asyncio.Future[None], terminal: Terminal | None = None
+) -> None:
+    """The engine's progress while it compiles, every `PROGRESS_SECONDS` it changed (the
+    console says when it is ready)."""
+    shown = pool.status().ready
     while not (await asyncio.wait({engine}, timeout=PROGRESS_SECONDS))[0]:
         status = pool.status()
         if status.ready != shown and status.compiling:
