@@ -352,6 +352,8 @@ class EnginePool:
                 self._send_job(w, load)
             else:
                 self._send_job(w, job)
+                if job.urgent and self.warmup.compiles(job.step):
+                    self._drop_warm_up(job.step)
         plain = next((w for w in self._live if w.plain and w.state == "idle"), None)
         if plain is not None and (answer := self._queue.take_plain()) is not None:
             self._send_job(plain, answer)
@@ -383,6 +385,14 @@ class EnginePool:
         return self.workers < 2 or background < min(len(up), self.workers) - 1
 
     # --- the warm-up (on the loop's thread) ---
+
+    def _drop_warm_up(self, step: str | None) -> None:
+        """A person's decision compiles `step` itself: a background warm-up of it elsewhere
+        would compile the same kernels, so it stops (the step is warmed later, from the cache)."""
+        for v in self._live:
+            if v.job is not None and v.job.warm is not None and v.job.step == step and not v.urgent:
+                v.job, v.state = None, "killed"
+                v.kill()  # its exit starts a replacement
 
     def _hurry(self, spec: AgentSpec, game: str) -> str | None:
         """The warm-up step of an agent asked for, moved to the front (None without a

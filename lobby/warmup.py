@@ -157,6 +157,11 @@ class Warmup:
         """Whether some worker has warmed the step `key`."""
         return key in self._done
 
+    def compiles(self, key: str | None) -> bool:
+        """Whether the step `key` has kernels to compile (no worker warmed it, and it was not
+        compiled before this start)."""
+        return key is not None and key not in self._done and key not in self._cached
+
     def step(self, key: str) -> warming.WarmStep:
         return next(step for step in self._plan if step.key == key)
 

@@ -350,3 +350,31 @@ async def test_two_moves_run_at_once_beside_the_warm_ups_compile_on_a_first_star
         for move in moves:
             move.cancel()
         await pool.close()
+
+
+async def test_a_persons_move_that_compiles_its_agent_stops_the_warm_up_of_the_same_agent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A person asks for the agent the warm-up is compiling in another worker: their move
+    compiles it at once (a person waits), so the warm-up's worker, which would compile the
+    same kernels beside it, stops; the agent is warmed again later, from the cache."""
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("connect4", "expert"))
+    gate = tmp_path / "compiled"
+    monkeypatch.setattr(
+        lobby.warmup, "warm_in_worker", functools.partial(gated_warm, gate=str(gate))
+    )
+    pool = EnginePool(workers=2)
+    await pool.start()
+    try:
+        await until_true(lambda: any(w.job and w.job.warm for w in pool._live))
+        [warming] = [w.pid for w in pool._live if w.job and w.job.warm]
+        expert = registry.LEVELS["connect4"]["expert"]
+        state = Connect4State.from_moves("4444")
+        move = await pool.choose(state, expert.spec, expert.budget, seed=1, urgent=True)
+        assert move.move in state.legal_moves()
+        await until_true(lambda: warming not in pool.pids)
+        assert pool.crashes == 0 and pool.timeouts == 0
+        gate.touch()
+        await asyncio.wait_for(pool.everything(), scaled(60))
+    finally:
+        await pool.close()
