@@ -7,9 +7,10 @@ Each round times every position of a set with our solver (in this process) and w
 (a separate process of the Python given by --oracle, `benchmarks/strength/oracle_bitbully.py
 --time`: never imported here), the order of the two alternating between rounds. Every solve is
 cold (the transposition table cleared first, not timed) and both run without books unless
---books; our scores must equal Pons'. Python's garbage collector runs before each of our solves,
-not timed: a collection of this process's heap (numba's objects) takes milliseconds, and the
-positions this loop makes would otherwise start one inside a timed solve now and then.
+--books; our scores must equal Pons'. Python's garbage collector is off while ours run: a
+collection of this process's heap (numba's objects) takes milliseconds, and the positions this
+loop makes would otherwise start one inside a timed solve now and then (collecting before each
+solve instead leaves the caches cold: End-Easy's solves took twice as long).
 Printed per set: the best round's mean time per position and mean nodes of each, and the ratio
 bitbully time / our time (above 1: ours is faster), with the load average before and after.
 Pons' sets are read from ../shared/data/connect4-pons-tests (or --pons DIR).
@@ -40,18 +41,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def ours(positions: list[tuple[str, int]]) -> tuple[float, float]:
-    """(mean seconds, mean nodes) per position."""
+    """(mean seconds, mean nodes) per position, the garbage collector off meanwhile."""
     seconds = nodes = 0.0
-    for moves, score in positions:
-        state = Connect4State.from_moves(moves)
-        solver.reset()
-        gc.collect()
-        t0 = time.perf_counter()
-        got = solver.solve(state)
-        seconds += time.perf_counter() - t0
-        nodes += solver.SearchCounter.last_nodes
-        if got != score:
-            raise SystemExit(f"{moves}: our solver gave {got}, Pons {score}")
+    gc.collect()
+    gc.disable()
+    try:
+        for moves, score in positions:
+            state = Connect4State.from_moves(moves)
+            solver.reset()
+            t0 = time.perf_counter()
+            got = solver.solve(state)
+            seconds += time.perf_counter() - t0
+            nodes += solver.SearchCounter.last_nodes
+            if got != score:
+                raise SystemExit(f"{moves}: our solver gave {got}, Pons {score}")
+    finally:
+        gc.enable()
     return seconds / len(positions), nodes / len(positions)
 
 
