@@ -81,8 +81,10 @@ def _moves_dir(me: np.uint64, mask: np.uint64, s: np.uint64, s2: np.uint64) -> n
 
 
 @inline_kernel
-def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
-    """Bitboard of the empty squares where the side to move flips at least one disc."""
+def inline_legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
+    """`legal_mask` inlined by numba into its caller: the midgame search's hot paths use it
+    (every other caller calls `legal_mask`, which compiles far faster than a copy at each
+    call site)."""
     inner = opp & _INNER
     m = _moves_dir(me, inner, np.uint64(1), np.uint64(2))
     m |= _moves_dir(me, opp, np.uint64(8), np.uint64(16))
@@ -91,9 +93,17 @@ def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     return m & ~(me | opp)
 
 
+@kernel
+def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
+    """Bitboard of the empty squares where the side to move flips at least one disc."""
+    return inline_legal_mask(me, opp)
+
+
 @inline_kernel
-def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
-    """Bitboard of the opponent discs that a disc on the empty square `sq` flips (0 if the move
+def inline_flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
+    """`flips` inlined by numba into its caller (the midgame search's, as `inline_legal_mask`).
+
+    Bitboard of the opponent discs that a disc on the empty square `sq` flips (0 if the move
     is illegal). Occupancy of `sq` is not checked here.
 
     Branch-free: along each ray the first square that is not an opponent disc is found (the
@@ -112,6 +122,13 @@ def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
         m = (ONE << np.uint64(msb_index(x))) & me & r
         f |= r & (ZERO - (m << ONE))
     return f
+
+
+@kernel
+def flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
+    """Bitboard of the opponent discs that a disc on the empty square `sq` flips (0 if the move
+    is illegal; `inline_flips`)."""
+    return inline_flips(me, opp, sq)
 
 
 def _flips_python(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
@@ -135,7 +152,7 @@ def _flips_python(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
 
 
 if _JIT_OFF:
-    flips = _flips_python
+    flips = inline_flips = _flips_python
 
 
 @kernel

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from engine.agents.othello.evals import EVAL_BOUND
 from engine.games.bits import inline_kernel, kernel, lsb_index, popcnt, popcount
-from engine.games.othkernels import legal_mask
+from engine.games.othkernels import inline_legal_mask, legal_mask
 
 DATA = Path(__file__).parent.parent / "data" / "othello_patterns.npz"
 PHASES = 10  # by plies played: 6 plies a phase, the last phase from 54 on
@@ -257,7 +257,7 @@ _TOP = np.uint64(56)
 @inline_kernel
 def mobility(me: np.uint64, opp: np.uint64) -> int:
     """The number of legal moves of `me`."""
-    return popcnt(legal_mask(me, opp))
+    return popcnt(inline_legal_mask(me, opp))
 
 
 @inline_kernel

@@ -32,7 +32,7 @@ from engine.agents.othello.patterns import (
 from engine.games.base import Move
 from engine.games.bits import ONE, ZERO, inline_kernel, popcnt, search_kernel
 from engine.games.othello import PASS
-from engine.games.othkernels import bit_index, flips, legal_mask
+from engine.games.othkernels import bit_index, flips, inline_flips, inline_legal_mask, legal_mask
 
 _JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
 INF = 1_000_000
@@ -198,7 +198,7 @@ def _gen_moves(
         bit = moves & (~moves + ONE)
         sq = bit_index(bit)
         if deep:
-            f = flips(me, opp, sq)
+            f = inline_flips(me, opp, sq)
             fl[ply, n] = f
             child = _slot(opp ^ f, me | f | bit, tt.shape[0])
             _prefetch(tt, child)
@@ -208,7 +208,7 @@ def _gen_moves(
         else:
             sc = _SQUARE_ORDER[sq] * 16 + hist[sq]
             if fastest_first:
-                sc -= 1024 * popcnt(legal_mask(opp ^ f, me | f | bit))
+                sc -= 1024 * popcnt(inline_legal_mask(opp ^ f, me | f | bit))
         mv[ply, 0, n] = sq
         mv[ply, 1, n] = sc
         n += 1
@@ -265,9 +265,9 @@ def _negamax(
     # across branches costs numba a reference count update per node.
     if depth <= 0:
         return _leaf(me, opp, ply, tables, stats)
-    moves = legal_mask(me, opp)
+    moves = inline_legal_mask(me, opp)
     if moves == ZERO:
-        if legal_mask(opp, me) == ZERO:
+        if inline_legal_mask(opp, me) == ZERO:
             return terminal_score(me, opp)
         if ply == 0:
             stats[_BEST] = 64
@@ -307,7 +307,7 @@ def _negamax(
     for i in range(n):
         _pick(ply, i, n, tables.mv, tables.fl)
         sq = tables.mv[ply, 0, i]
-        f = tables.fl[ply, i] if depth > 1 else flips(me, opp, sq)
+        f = tables.fl[ply, i] if depth > 1 else inline_flips(me, opp, sq)
         bit = ONE << np.uint64(sq)
         c_me = opp ^ f
         c_opp = me | f | bit
