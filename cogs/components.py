@@ -63,6 +63,47 @@ class Handled:
         await guarded(interaction, run)
 
 
+def column_button(
+    custom_id: str, col: int, *, disabled: bool = False, row: int | None = None
+) -> discord.ui.Button[Any]:
+    """A Connect Four column's button (`col` 0-based, shown from 1)."""
+    return discord.ui.Button(
+        label=str(col + 1),
+        style=discord.ButtonStyle.primary,
+        custom_id=custom_id,
+        disabled=disabled,
+        row=row,
+    )
+
+
+def move_select(
+    custom_id: str,
+    options: list[discord.SelectOption] | None,
+    placeholder: str | None,
+    *,
+    disabled: bool = False,
+    row: int | None = None,
+) -> discord.ui.Select[Any]:
+    """A select of Othello moves, one to choose."""
+    return discord.ui.Select(
+        custom_id=custom_id,
+        options=options or [],
+        placeholder=placeholder,
+        min_values=1,
+        max_values=1,
+        disabled=disabled,
+        row=row,
+    )
+
+
+def chosen_move(select: discord.ui.Select[Any]) -> int:
+    """The move a click on a move select chose; -1 if what came is not one (the lobby refuses
+    it)."""
+    values = select.values
+    raw = values[0] if values else ""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+
+
 class ColumnButton(
     Handled,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -72,13 +113,7 @@ class ColumnButton(
         self, match_id: int, ply: int, col: int, *, disabled: bool = False, row: int | None = None
     ) -> None:
         super().__init__(
-            discord.ui.Button(
-                label=str(col + 1),
-                style=discord.ButtonStyle.primary,
-                custom_id=f"c4:{match_id}:{ply}:{col}",
-                disabled=disabled,
-                row=row,
-            )
+            column_button(f"c4:{match_id}:{ply}:{col}", col, disabled=disabled, row=row)
         )
         self.match_id, self.ply, self.col = match_id, ply, col
 
@@ -105,17 +140,8 @@ class MoveSelect(
         disabled: bool = False,
         row: int | None = None,
     ) -> None:
-        super().__init__(
-            discord.ui.Select(
-                custom_id=f"ot:{match_id}:{ply}:{part}",
-                options=options or [],
-                placeholder=placeholder,
-                min_values=1,
-                max_values=1,
-                disabled=disabled,
-                row=row,
-            )
-        )
+        custom_id = f"ot:{match_id}:{ply}:{part}"
+        super().__init__(move_select(custom_id, options, placeholder, disabled=disabled, row=row))
         self.match_id, self.ply = match_id, ply
 
     @classmethod
@@ -129,9 +155,7 @@ class MoveSelect(
     def move(self) -> int:
         """The move chosen (a click's values); -1 if what came is not one (the lobby refuses
         it)."""
-        values = self.item.values
-        raw = values[0] if values else ""
-        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+        return chosen_move(self.item)
 
 
 class MatchButton(Handled, discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__base__"):
@@ -231,14 +255,7 @@ class RetryColumn(
     template=rf"rt:{_PLY}:(?P<col>[0-9]{{1,2}})",
 ):
     def __init__(self, match_id: int, ply: int, col: int, *, row: int | None = None) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=str(col + 1),
-                style=discord.ButtonStyle.primary,
-                custom_id=f"rt:{match_id}:{ply}:{col}",
-                row=row,
-            )
-        )
+        super().__init__(column_button(f"rt:{match_id}:{ply}:{col}", col, row=row))
         self.match_id, self.ply, self.col = match_id, ply, col
 
     @classmethod
@@ -263,16 +280,7 @@ class RetrySelect(
         *,
         row: int | None = None,
     ) -> None:
-        super().__init__(
-            discord.ui.Select(
-                custom_id=f"ry:{match_id}:{ply}:{part}",
-                options=options or [],
-                placeholder=placeholder,
-                min_values=1,
-                max_values=1,
-                row=row,
-            )
-        )
+        super().__init__(move_select(f"ry:{match_id}:{ply}:{part}", options, placeholder, row=row))
         self.match_id, self.ply = match_id, ply
 
     @classmethod
@@ -285,9 +293,7 @@ class RetrySelect(
     @property
     def move(self) -> int:
         """The move chosen; -1 if what came is not one (the lobby refuses it)."""
-        values = self.item.values
-        raw = values[0] if values else ""
-        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+        return chosen_move(self.item)
 
 
 class PlyButton(Handled, discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"__ply__"):

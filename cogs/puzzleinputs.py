@@ -18,7 +18,7 @@ from typing import Any, Self
 
 import discord
 
-from cogs.components import Handled
+from cogs.components import Handled, chosen_move, column_button, move_select
 
 _KEY = r"(?P<key>(?:c4|oth)-[0-9a-f]{1,32}|m[0-9]{1,18}\.[0-9]{1,4})"
 
@@ -31,15 +31,7 @@ class PuzzleColumn(
     def __init__(
         self, key: str, col: int, *, disabled: bool = False, row: int | None = None
     ) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=str(col + 1),
-                style=discord.ButtonStyle.primary,
-                custom_id=f"pz:{key}:{col}",
-                disabled=disabled,
-                row=row,
-            )
-        )
+        super().__init__(column_button(f"pz:{key}:{col}", col, disabled=disabled, row=row))
         self.key, self.col = key, col
 
     @classmethod
@@ -63,16 +55,7 @@ class PuzzleSelect(
         *,
         row: int | None = None,
     ) -> None:
-        super().__init__(
-            discord.ui.Select(
-                custom_id=f"pq:{key}:{part}",
-                options=options or [],
-                placeholder=placeholder,
-                min_values=1,
-                max_values=1,
-                row=row,
-            )
-        )
+        super().__init__(move_select(f"pq:{key}:{part}", options, placeholder, row=row))
         self.key = key
 
     @classmethod
@@ -85,9 +68,7 @@ class PuzzleSelect(
     @property
     def move(self) -> int:
         """The move chosen; -1 if what came is not one (the lobby refuses it)."""
-        values = self.item.values
-        raw = values[0] if values else ""
-        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else -1
+        return chosen_move(self.item)
 
 
 class NextPuzzleButton(
