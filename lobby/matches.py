@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from db import errors as dberr
+from db.matches import AUTO, Deadline
 from db.models import Finish, Match, NewMove, Result
 from db.store import Store
 from engine.games import new_game
@@ -230,13 +231,16 @@ class Matches:
         outcome = state.outcome()
         finish = None
         outbox: list[tuple[str, dict[str, Any]]] = []
-        deadline: float | None = None
+        deadline: Deadline = None
         if outcome is not None:
             finish, outbox = self._finish_of(
                 match, snap.seats, "finished", result_of(outcome.winner), outcome.termination.value
             )
         elif not snap.seats[state.to_move()].is_agent:
-            deadline = self._clock() + (match.turn_seconds or self._config.turn_seconds)
+            # AUTO: the store's now at the write plus the turn, so a process stopped between
+            # the click and the write still leaves the next person their whole turn
+            timed = match.turn_seconds is not None
+            deadline = AUTO if timed else self._clock() + self._config.turn_seconds
         try:
             stored = await self._store.matches.commit_step(
                 match.id, match.ply, new, turn_deadline=deadline, finish=finish, outbox=outbox

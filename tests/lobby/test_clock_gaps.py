@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -210,3 +211,21 @@ async def test_matches_where_the_board_is_gone_end_unrated(
     finally:
         await lobby.close()
         await lobby.store.close()
+
+
+async def test_a_move_stored_after_a_stop_gives_the_next_person_their_whole_turn(
+    lobby: Lobby, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stopped between a click and its write (the chaos run stopped it there): the
+    next person's clock starts when the move is stored and shown, not when it was clicked (a
+    turn that began in the past left them the grace alone after a restart)."""
+    snap = await bob_to_move(lobby)
+    commit_step = lobby.store.matches.commit_step
+
+    async def stopped_first(*args: Any, **kwargs: Any) -> Any:
+        clock.now += 100.0  # the process was stopped here
+        return await commit_step(*args, **kwargs)
+
+    monkeypatch.setattr(lobby.store.matches, "commit_step", stopped_first)
+    after = await lobby.play(snap.id, BOB, "3")
+    assert after.match.turn_deadline == clock.now + TURN
