@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from db.matches import AUTO, Deadline
 from db.store import Store
 from engine.agents import registry
 from engine.agents.base import Budget
@@ -208,7 +209,8 @@ class Starts:
             where = Where(where.guild_id, where.channel_id, await where.show())
         options: dict[str, Any] = {"seats": [seat_options(s) for s in seats], **(extra or {})}
         turn_seconds = (config or self._config).turn_seconds  # the server's clock
-        deadline = None if seats[0].is_agent else self._clock() + turn_seconds
+        # AUTO: from the store's now at the write (a stop before it does not shorten the turn)
+        deadline: Deadline = None if seats[0].is_agent else AUTO
         match = await self._store.matches.create(
             game,
             kind,

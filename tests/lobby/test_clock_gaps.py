@@ -229,3 +229,18 @@ async def test_a_move_stored_after_a_stop_gives_the_next_person_their_whole_turn
     monkeypatch.setattr(lobby.store.matches, "commit_step", stopped_first)
     after = await lobby.play(snap.id, BOB, "3")
     assert after.match.turn_deadline == clock.now + TURN
+
+
+async def test_a_match_stored_after_a_stop_gives_its_first_mover_their_whole_turn(
+    lobby: Lobby, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a new match: the first person's clock starts when the match is stored."""
+    create = lobby.store.matches.create
+
+    async def stopped_first(*args: Any, **kwargs: Any) -> Any:
+        clock.now += 100.0  # the process was stopped here
+        return await create(*args, **kwargs)
+
+    monkeypatch.setattr(lobby.store.matches, "create", stopped_first)
+    snap = await lobby.start_pvp(ALICE, BOB, "connect4")
+    assert snap.match.turn_deadline == clock.now + TURN
