@@ -5,12 +5,14 @@ the agents a worker keeps between jobs. Module-level functions, so they pickle i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from typing import Any
 
 from engine import warm as warming
 from engine.agents import registry
@@ -56,6 +58,21 @@ def choose_in_worker(
     if memory is not None and isinstance(agent, LearningAgent):
         agent.use_memory(memory)
     return agent.choose(state, budget, random.Random(seed))
+
+
+#: A decision's time budget is what the wait for its move may take: the time it spent waiting for
+#: a worker (to start, to load its agent's kernels, to finish another move) counts in it, but
+#: leaves the agent at least this share of its budget to think.
+MIN_THINKING = 0.5
+
+
+def after_wait(args: tuple[Any, ...], waited: float) -> tuple[Any, ...]:
+    """`choose_in_worker`'s arguments with its time budget shortened by the `waited` seconds."""
+    state, spec, budget, *rest = args
+    if budget.time is None or waited <= 0:
+        return args
+    left = max(budget.time * MIN_THINKING, budget.time - waited)
+    return (state, spec, dataclasses.replace(budget, time=left), *rest)
 
 
 #: The niceness of a warm-up nobody waits for (Linux: of its thread only).
