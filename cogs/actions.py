@@ -78,7 +78,6 @@ async def new_board(
     database) are deferred first, within Discord's 3 s."""
     bot = bot_of(interaction)
     check_reach(interaction)
-    content = "\n".join(filter(None, [content, bot.lobby.engine_status().note()]))
     timer = _Deferral(interaction, thinking=True)
 
     async def show() -> int | None:
@@ -99,6 +98,7 @@ async def new_board(
             raise elsewhere(interaction, exc) from None
         raise
     interaction.extras.pop(PLACEHOLDER, None)  # the board fills it (or the editor does)
+    content = "\n".join(filter(None, [content, bot.lobby.engine_note(snap)]))
     async with bot.editor.responding(snap.id) as shown:
         try:
             message = await interaction.edit_original_response(

@@ -14,8 +14,11 @@ if TYPE_CHECKING:
     from console.terminal import Terminal
     from lobby.pool import EnginePool
 
-#: Seconds between the console's lines on the engine's progress (when it changed).
+#: Seconds between the console's lines on the engine's progress (when it changed), printed
+#: one under the other (no terminal to redraw a line in).
 PROGRESS_SECONDS = 10.0
+#: Seconds between redraws of the one progress line in a terminal.
+REDRAW_SECONDS = 1.0
 
 
 async def _above(line: str, terminal: Terminal | None = None) -> None:
@@ -46,10 +49,10 @@ async def engine_intro(
         await _above("Starting the game engine...", terminal)
         return False
     await _above(
-        f"Preparing the game engine: its {status.total} opponents are compiled once on this "
-        f"machine (a first start, or the first after an update), about {status.seconds:.0f} s "
-        "in all, in the background. You can play meanwhile: a game's first moves wait only "
-        "for its own opponent.",
+        f"Preparing the game engine: the {status.kernel_total} kernels of its {status.total} "
+        "opponents are compiled once on this machine (a first start, or the first after an "
+        f"update), about {status.seconds:.0f} s in all, in the background. You can play "
+        "meanwhile: a game's first moves wait only for its own opponent.",
         terminal,
     )
     return True
@@ -58,18 +61,29 @@ async def engine_intro(
 async def engine_progress(
     pool: EnginePool, engine: asyncio.Future[None], terminal: Terminal | None = None
 ) -> None:
-    """The engine's progress while it compiles, every `PROGRESS_SECONDS` it changed (the
-    console says when it is ready)."""
-    shown = pool.status().ready
-    while not (await asyncio.wait({engine}, timeout=PROGRESS_SECONDS))[0]:
+    """The engine's progress while it compiles: in a terminal one line, redrawn in place every
+    `REDRAW_SECONDS` under the prompt (a new one after other output); otherwise a line every
+    `PROGRESS_SECONDS` its counts changed. The console says when it is ready
+    (`engine_ready`, in place of this line)."""
+    every = PROGRESS_SECONDS if terminal is None else REDRAW_SECONDS
+    shown = ""
+    while not (await asyncio.wait({engine}, timeout=every))[0]:
         status = pool.status()
-        if status.ready != shown and status.compiling:
-            shown = status.ready
-            await _above(f"Game engine: {status.progress()}.", terminal)
+        line = f"Game engine: {status.progress()}."
+        if not status.compiling or line == shown:
+            continue
+        if terminal is None:
+            if line.partition(", about")[0] != shown.partition(", about")[0]:  # counts moved
+                shown = line
+                await _above(line)
+        elif terminal.prompting:  # redrawn only under a prompt, never mid-command
+            shown = line
+            terminal.print_above(terminal.fit(line), progress=True)
 
 
 async def engine_ready(console: Session, engine: asyncio.Future[None], loud: bool) -> None:
-    """Say when a slow engine start is over (or that it failed)."""
+    """Say when a slow engine start is over (or that it failed): in a terminal, in place of
+    its progress line."""
     started = time.monotonic()
     try:
         await asyncio.shield(engine)
@@ -78,4 +92,6 @@ async def engine_ready(console: Session, engine: asyncio.Future[None], loud: boo
         return
     took = time.monotonic() - started
     if loud and took > 3:
-        console.write(f"The game engine is ready (it took {took:.0f} s).")
+        status = console.lobby.pool.status()
+        counts = f": {status.progress()}" if status.total else ""
+        console.progress(f"The game engine is ready (it took {took:.0f} s){counts}.", last=True)

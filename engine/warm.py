@@ -8,6 +8,8 @@ an agent someone asks for goes first. A step plays quick moves with its agent at
 in the middle and near the end of a game (`warm_step`), so every kernel the agent can meet is
 compiled; it leaves a note in the cache (`kernelcache.mark`) that says how long it will take
 next time. The bot's own process, which only applies the rules, calls `warm_rules` in a thread.
+A worker hears of each of the engine's kernels as numba compiles or loads it (`CompileWatch`):
+the pool counts the warm-up's progress in kernels, of all the plan needs (`KERNELS`).
 
 While a step compiles, the pool can answer an agent's first moves with the same agent run as
 plain Python (numba's JIT off, `plain_budget`, `plain_complete`): the same search, so the same
@@ -16,6 +18,7 @@ move, where its budget is depth or nodes rather than time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -92,6 +95,7 @@ COSTS: dict[str, float] = {
     "othello-greedy-first": 0.1,
     "othello-greedy-center": 0.1,
     "othello-greedy-edge": 0.1,
+    "othello-greedy-random": 0.1,
     "othello-weightgrid": 0.1,
     "othello-random": 0.1,
 }
@@ -115,12 +119,41 @@ ALONE: dict[str, float] = {
     "othello-greedy-first": 0.6,
     "othello-greedy-center": 0.7,
     "othello-greedy-edge": 0.6,
+    "othello-greedy-random": 0.6,
     "othello-weightgrid": 0.6,
     "othello-random": 0.6,
 }
 DEFAULT_COST = 2.0
 #: A step's least cost: its quick moves, and the loads from the cache.
 LOAD_COST = 0.3
+#: The engine's kernels (a function compiled for one signature) each step compiles from an
+#: empty cache after the steps before it in `warm_plan()` order, so their sum is every kernel
+#: the plan needs: `python -m benchmarks.speed.first_run --kernels` counts them. A count
+#: depends on the code alone, not on the machine. A step not listed counts `DEFAULT_KERNELS`.
+KERNELS: dict[str, int] = {
+    "othello-expert": 42,
+    "connect4-expert": 24,
+    "othello-easy": 0,
+    "connect4-easy": 0,
+    "othello-medium": 0,
+    "connect4-medium": 9,
+    "connect4-trainer": 6,
+    "connect4-planner": 0,
+    "connect4-mcts": 9,
+    "connect4-minimax": 0,
+    "connect4-expectiminimax": 2,
+    "connect4-random": 0,
+    "othello-mcts": 4,
+    "othello-minimax": 0,
+    "othello-expectiminimax": 0,
+    "othello-greedy-first": 0,
+    "othello-greedy-center": 0,
+    "othello-greedy-edge": 0,
+    "othello-greedy-random": 0,
+    "othello-weightgrid": 0,
+    "othello-random": 0,
+}
+DEFAULT_KERNELS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +185,10 @@ class WarmStep:
         """Seconds it takes on the reference machine after the steps before it in the plan:
         a compile, or a load if it is `cached()`."""
         return LOAD_COST if self.cached() else max(LOAD_COST, COSTS.get(self.key, DEFAULT_COST))
+
+    def kernels(self) -> int:
+        """The kernels it compiles after the steps before it in the plan (`KERNELS`)."""
+        return KERNELS.get(self.key, DEFAULT_KERNELS)
 
     def family(self) -> tuple[str, str]:
         """Its game and the module of its agent's family: steps of one family share most of
@@ -193,14 +230,15 @@ def warm_step(step: WarmStep, agent: Agent | None = None) -> None:
     """Compile (or load) every kernel `step`'s agent can meet (with `agent`, the instance that
     will play: its tables are made too), then note it in the cache."""
     compiles = not step.cached()
+    before = compiled_kernels()
     began = time.perf_counter()
     if agent is None:
         agent = registry.build(step.spec, step.game)
     rng = random.Random(0)
     warm_agent(agent, warm_positions(step.game, rng), rng)
     kernelcache.mark(step.key, step.modules())
-    if compiles:
-        record_seconds(step.key, time.perf_counter() - began)
+    if compiles and compiled_kernels() - before == step.kernels():  # the reference's work
+        record_seconds(step.key, time.perf_counter() - began, step.kernels())
 
 
 def warm_up() -> None:
@@ -230,10 +268,14 @@ def load_per_core() -> float:
     return os.getloadavg()[0] / max(1, cpus or 1)
 
 
-def record_seconds(key: str, seconds: float) -> None:
-    """Note that the step `key` compiled in `seconds` here, at the machine's present load."""
+def record_seconds(key: str, seconds: float, kernels: int) -> None:
+    """Note that the step `key` compiled its `kernels` in `seconds` here, at the machine's
+    present load. Only a step that compiled what it compiles in the reference's figures
+    (`KERNELS`: neither a part of them after an update, nor only loads, nor the kernels of an
+    agent of its family before it) is noted: its seconds compare with `COSTS`."""
     target = RECORD / f"{''.join(c if c.isalnum() or c in '-_.' else '_' for c in key)}.json"
     data = {"key": key, "seconds": round(seconds, 3), "load": round(load_per_core(), 2)}
+    data["kernels"] = kernels
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         part = target.with_name(f"{target.name}.{os.getpid()}")
@@ -245,7 +287,8 @@ def record_seconds(key: str, seconds: float) -> None:
 
 def recorded_seconds() -> dict[str, float]:
     """Each recorded step's seconds here, as at a load of at most one a core (the load at the
-    time divided out as the estimate multiplies it in: its square root, `load_slowness`)."""
+    time divided out as the estimate multiplies it in: its square root, `load_slowness`); a
+    record of another count of kernels than the step's now (`KERNELS`) is left out."""
     out: dict[str, float] = {}
     try:
         files = list(RECORD.glob("*.json"))
@@ -254,7 +297,9 @@ def recorded_seconds() -> dict[str, float]:
     for file in files:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-            out[str(data["key"])] = float(data["seconds"]) / load_slowness(float(data["load"]))
+            key = str(data["key"])
+            if data["kernels"] == KERNELS.get(key, DEFAULT_KERNELS):
+                out[key] = float(data["seconds"]) / load_slowness(float(data["load"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return out
@@ -324,18 +369,29 @@ def plain_complete(decision: Decision, budget: Budget) -> bool:
 LOAD_EVENT = "boardbot:load"
 
 
+def kernel_name(py_func: Any, args: Any) -> str:
+    """A kernel as counted: its function and signature, `engine.games.bits.popcnt(uint64)`."""
+    module = getattr(py_func, "__module__", None) or "?"
+    name = getattr(py_func, "__qualname__", None) or repr(py_func)
+    return f"{module}.{name}({', '.join(map(str, args))})"
+
+
 def announce_loads() -> None:
     """Make every load of a kernel from numba's cache a `LOAD_EVENT` (once per process;
-    imports numba). A load takes a fraction of a second, seconds on a busy machine: a job's
-    cap waits for it as for a compile."""
-    from numba.core import caching, event
+    imports numba), its data whether it was `found` and the `kernel`'s name. A load takes a
+    fraction of a second, seconds on a busy machine: a job's cap waits for it as for a
+    compile."""
+    from numba.core import caching, event, sigutils
 
     load = caching.Cache.load_overload
     if getattr(load, "announced", False):
         return
 
     def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-        found: dict[str, bool] = {}  # the event's data: whether the cache had the kernel
+        found: dict[str, Any] = {}  # the event's data: whether the cache had the kernel
+        with contextlib.suppress(Exception):  # (a name is only for the counts)
+            args = sigutils.normalize_signature(sig)[0]  # type: ignore[no-untyped-call]
+            found["kernel"] = kernel_name(getattr(self, "_py_func", None), args)
         with event.trigger_event(LOAD_EVENT, data=found):
             kernel = load(self, sig, target_context)  # type: ignore[no-untyped-call]
             found["found"] = kernel is not None
@@ -345,22 +401,62 @@ def announce_loads() -> None:
     caching.Cache.load_overload = load_overload  # type: ignore[method-assign]
 
 
+def event_kernel(ev: Any, package: str) -> str | None:
+    """The name of the kernel of `package` that the ended compile or load `ev` made ready (a
+    load that found nothing, numba's own functions: None). A compile that fails counts too
+    (its agent fails: it is no warm-up's progress)."""
+    data = ev.data if isinstance(ev.data, dict) else {}
+    if ev.kind == LOAD_EVENT:
+        name = data.get("kernel") if data.get("found") else None
+    elif "dispatcher" in data:
+        name = kernel_name(getattr(data["dispatcher"], "py_func", None), data.get("args", ()))
+    else:
+        return None
+    return name if isinstance(name, str) and name.startswith(f"{package}.") else None
+
+
+class _Compiled:
+    """The engine's kernels this process compiled, counted from the first `compiled_kernels()`."""
+
+    count = 0
+    listening = False
+
+
+def compiled_kernels() -> int:
+    """How many of the engine's kernels this process has compiled (listening from the first
+    call on: imports numba)."""
+    if not _Compiled.listening:
+        _Compiled.listening = True
+
+        def compiled(name: str, fresh: bool) -> None:
+            _Compiled.count += fresh
+
+        CompileWatch(on_kernel=compiled).install()
+    return _Compiled.count
+
+
 class CompileWatch:
     """Counts numba's compiles in this process and their seconds; calls `on_start()` as the
     outermost compile or load from the cache of a chain begins (one kernel compiles or loads
     the kernels it calls first, inside its own) and `on_end(seconds)` as it ends: the seconds
-    of a chain that compiled, None for one that only loaded."""
+    of a chain that compiled, None for one that only loaded. `on_kernel(name, compiled)`
+    hears of each kernel of `package` made ready, compiled or loaded, as it is (a kernel
+    loaded from the cache holds the machine code of those it calls: they are not loaded)."""
 
     def __init__(
         self,
         on_start: Callable[[], None] | None = None,
         on_end: Callable[[float | None], None] | None = None,
+        on_kernel: Callable[[str, bool], None] | None = None,
+        package: str = "engine",
     ) -> None:
         self.count = 0
         self.seconds = 0.0
         self.loads = 0  # chains that only loaded (a kernel found in the cache at least)
         self.on_start = on_start
         self.on_end = on_end
+        self.on_kernel = on_kernel
+        self.package = package
         self._depth = 0
         self._began = 0.0
         self._compiled = False  # the chain under way compiled something
@@ -378,6 +474,9 @@ class CompileWatch:
                 watch._started(ev.kind != LOAD_EVENT)
 
             def on_end(self, ev: Any) -> None:
+                kernel = event_kernel(ev, watch.package)
+                if kernel is not None and watch.on_kernel is not None:
+                    watch.on_kernel(kernel, ev.kind != LOAD_EVENT)
                 watch._ended(ev.kind != LOAD_EVENT or bool((ev.data or {}).get("found")))
 
         announce_loads()

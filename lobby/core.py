@@ -74,7 +74,6 @@ from lobby.tasks import Tasks
 from lobby.tournaments import Tournaments
 from lobby.training import TrainingJob
 from lobby.turns import Turns
-from lobby.warmup import EngineStatus
 from tools.pictures import Replay
 
 __all__ = [
@@ -496,10 +495,11 @@ class Lobby:
 
     # ------------------------------------------------------------------ the engine
 
-    def engine_status(self) -> EngineStatus:
-        """How far the engine's warm-up is: (ready, total) opponents, the ones left, about how
-        many seconds they take; `.note()` is the line for someone starting a game meanwhile."""
-        return self.pool.status()
+    def engine_note(self, snap: Snapshot) -> str:
+        """A line for a new board whose bot players are still to compile on this machine
+        (which, and about how long), or an empty one."""
+        waits = (self.pool.wait_for(s.spec, snap.match.game) for s in snap.seats if s.spec)
+        return "\n".join(dict.fromkeys(wait.note() for wait in waits if wait is not None))
 
     # ------------------------------------------------------------------ closing
 

@@ -13,8 +13,7 @@ Why this shape (docs/architecture.md, "The engine pool"):
   retries a job: the caller decides (the lobby falls back to a cheaper agent).
 - Workers die with the bot, kill -9 included (see `lobby.worker`), sit in their own process
   group and ignore SIGINT, so Ctrl-C in a terminal reaches the bot alone. They are started
-  from the loop's thread, because Linux's parent-death signal follows the thread that started
-  them.
+  from the loop's thread: Linux's parent-death signal follows the thread that started them.
 - Workers are ready as soon as the engine is imported and warm one agent at a time in the
   background (`lobby.warmup`); the cap of a job stops while numba compiles in it.
 """
@@ -40,8 +39,8 @@ from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games.base import GameState
 from lobby.inthread import InThread
 from lobby.joberrors import JobTimeout, PoolClosed, WorkerCrashed
-from lobby.jobs import choose_in_worker
-from lobby.warmup import EngineStatus, Warmup, first_answer, first_guess, read_plan
+from lobby.jobs import after_wait, choose_in_worker
+from lobby.warmup import AgentWait, EngineStatus, Warmup, first_answer, first_guess, read_plan
 from lobby.workers import MAX_TIMINGS, Job, JobQueue, JobTiming, Worker, fail, no_signals
 
 log = logging.getLogger(__name__)
@@ -60,9 +59,8 @@ class EnginePool:
     pool): one at a time, with the same caps, but a thread cannot be killed, so a job past its
     cap raises `JobTimeout` and goes on running in the background. The bot always uses
     processes. `warm=False` skips the warm-up and the plain worker (tests); `ceiling` bounds
-    every job's cap;
-    `untimed` is the cap of a decision whose budget has no time (such agents answer in
-    milliseconds: a depth-limited search, a lookup), so a hung one is replaced quickly.
+    every job's cap; `untimed` is the cap of a decision whose budget has no time (such agents
+    answer in milliseconds: a depth-limited search, a lookup), so a hung one is replaced quickly.
     """
 
     def __init__(
@@ -177,11 +175,11 @@ class EnginePool:
 
     def status(self) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here."""
-        return self.warmup.status(
-            (w.job.warm.key, w.job.started)
-            for w in self._live
-            if w.job is not None and w.job.warm is not None and w.job.started is not None
-        )
+        return self.warmup.status(self._live)
+
+    def wait_for(self, spec: AgentSpec, game: str) -> AgentWait | None:
+        """How long the agent still has to compile (None: it is ready, or only loads)."""
+        return self.warmup.wait_for(spec, game, self._live)
 
     async def choose(
         self,
@@ -308,11 +306,8 @@ class EnginePool:
         queued jobs fail rather than wait forever."""
         self.start_failures += 1
         delay = min(_MAX_BACKOFF, 0.5 * 2 ** (self.start_failures - 1))
-        log.warning(
-            "engine worker failed to start (%d in a row); retrying in %.1f s",
-            self.start_failures,
-            delay,
-        )
+        failed = "engine worker failed to start (%d in a row); retrying in %.1f s"
+        log.warning(failed, self.start_failures, delay)
         if self.start_failures >= _START_ATTEMPTS and not any(
             w.state in ("idle", "busy") for w in self._live
         ):
@@ -371,6 +366,8 @@ class EnginePool:
         """Start `job` on the idle worker `w`; its cap starts now."""
         assert self._loop is not None and self._sender is not None
         job.started = time.monotonic()
+        if job.fn is choose_in_worker:  # its wait so far counts in its time budget
+            job.args = after_wait(job.args, job.started - job.queued)
         if job.warm is None:
             job.fault = faults.fire("job")  # counted here: deterministic across restarts
         w.state, w.job = "busy", job
@@ -395,8 +392,7 @@ class EnginePool:
                 v.kill()  # its exit starts a replacement
 
     def _hurry(self, spec: AgentSpec, game: str) -> str | None:
-        """The warm-up step of an agent asked for, moved to the front (None without a
-        warm-up)."""
+        """The warm-up step of an agent asked for, moved to the front (None without a warm-up)."""
         if not self.warm or self.workers == 0 or not self.warmup.planned:
             return None
         return self.warmup.hurry(spec, game)
@@ -450,6 +446,9 @@ class EnginePool:
                 self._spawn()  # the workers `start` left for after the first
         elif kind in ("compiling", "compiled"):
             self._on_compile(w, kind, value)
+            return
+        elif kind == "kernel":  # compiled or loaded, in any job: the warm-up's progress
+            self.warmup.kernel(value)
             return
         else:
             job = w.job

@@ -29,31 +29,44 @@ HEDGE_SECONDS = 2.0
 @dataclass(frozen=True, slots=True)
 class EngineStatus:
     """How far the engine's warm-up is: agents compiled (or loaded) of those people can
-    choose, the ones left (as shown: `Othello expert`), about how many seconds they take, and
-    whether they compile (else numba only loads them from its cache, in seconds)."""
+    choose, the ones left (as shown: `Othello expert`), about how many seconds they take,
+    whether they compile (else numba only loads them from its cache, in seconds), and the
+    engine's kernels compiled (or loaded) in some worker of those the agents need."""
 
     ready: int
     total: int
     left: tuple[str, ...]
     seconds: float
     compiling: bool
+    kernels: int
+    kernel_total: int
 
     @property
     def warm(self) -> bool:
         return self.ready >= self.total
 
     def progress(self) -> str:
-        """`8 of 20 opponents ready, about 25 s left`."""
+        """`kernels 120 of 310 ready (8 of 20 opponents), about 25 s left`."""
+        done = f"kernels {self.kernels} of {self.kernel_total} ready"
+        if self.warm:
+            return f"{done}, all {self.total} opponents"
         left = max(1, round(self.seconds))
-        return f"{self.ready} of {self.total} opponents ready, about {left} s left"
+        return f"{done} ({self.ready} of {self.total} opponents), about {left} s left"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentWait:
+    """An agent still to compile on this machine: as shown, and about how many seconds its
+    compile takes from now."""
+
+    label: str
+    seconds: float
 
     def note(self) -> str:
-        """A line for someone starting a game while the engine compiles (empty otherwise)."""
-        if self.warm or not self.compiling:
-            return ""
+        """The line for someone starting a game against it."""
         return (
-            f"The game engine is still compiling after an install or update ({self.progress()}):"
-            " the bot's first moves may be slower."
+            f"{self.label} is still being compiled on this machine after an install or update,"
+            f" for about {max(1, round(self.seconds))} s more: its first move may wait for it."
         )
 
 
@@ -100,6 +113,7 @@ class Warmup:
         self._cached: set[str] = set()  # steps compiled before this start (loads only)
         self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
         self._everything: asyncio.Future[None] | None = None
+        self._kernels: set[str] = set()  # the engine's kernels some worker compiled or loaded
 
     def begin(self, loop: asyncio.AbstractEventLoop) -> None:
         """The pool starts: the warm-up's clock too."""
@@ -138,20 +152,67 @@ class Warmup:
             raise RuntimeError("the engine pool is not started")
         await asyncio.shield(self._everything)
 
-    def status(self, under_way: Iterable[tuple[str, float]]) -> EngineStatus:
-        """How far the warm-up is, and about how long the rest takes here; `under_way`: the
-        (step, monotonic start) of the warm-ups workers run now."""
+    def kernel(self, name: str) -> None:
+        """A worker compiled the engine's kernel `name` (a function and its signature), or
+        loaded it from numba's cache."""
+        self._kernels.add(name)
+
+    def status(self, live: Iterable[Worker]) -> EngineStatus:
+        """How far the warm-up is, and about how long the rest takes here, given the `live`
+        workers (the warm-ups they run now)."""
         left = [step for step in self._plan if step.key not in self._done]
         seconds = sum(self._costs.get(step.key, warming.DEFAULT_COST) for step in left)
         seconds *= self._slowness
         now = time.monotonic()
-        for key, started in under_way:  # what the steps under way have done already
+        for key, started in under_way(live):  # what the steps under way have done already
             cost = self._costs.get(key, warming.DEFAULT_COST) * self._slowness
             seconds -= min(cost, now - started)
         total = len(self._plan)
         compiling = any(s.key not in self._cached for s in left)
         labels = tuple(s.label for s in left)
-        return EngineStatus(total - len(left), total, labels, max(0.0, seconds), compiling)
+        kernels, kernel_total = self.kernel_counts()
+        return EngineStatus(
+            total - len(left), total, labels, max(0.0, seconds), compiling, kernels, kernel_total
+        )
+
+    def kernel_counts(self) -> tuple[int, int]:
+        """The engine's kernels ready in some worker, of those the plan needs (`KERNELS`). A
+        kernel loaded from numba's cache holds the machine code of those it calls (they are
+        not loaded on their own): a step done counts all of its own. More kernels than the
+        plan's count make the total (a table older than the code)."""
+        needed = sum(step.kernels() for step in self._plan)
+        done = sum(step.kernels() for step in self._plan if step.key in self._done)
+        ready = max(len(self._kernels), done)
+        if self._plan and len(self._done) == len(self._plan):
+            ready = max(ready, needed)
+        return ready, max(needed, ready)
+
+    def wait_for(self, spec: AgentSpec, game: str, live: Iterable[Worker]) -> AgentWait | None:
+        """How long the agent `spec` of `game` has to compile still (None if it is ready, was
+        compiled before this start, or is not in the plan), given the `live` workers. Asked
+        for, it compiles at once (`hurry`, or in the decision's own worker)."""
+        step = next((s for s in self._plan if s.spec == spec and s.game == game), None)
+        if step is None or not self.compiles(step.key):
+            return None
+        seconds = self._alone(step) * self._slowness
+        started = dict(under_way(live)).get(step.key)
+        if started is not None:
+            seconds -= time.monotonic() - started
+        return AgentWait(step.label, max(0.0, seconds))
+
+    def _alone(self, step: warming.WarmStep) -> float:
+        """The reference seconds `step` compiles if it is next: its cost, or as much as it
+        costs alone while the agent of its family that the plan has first is not done."""
+        mine = self._costs.get(step.key, warming.DEFAULT_COST)
+        order = self._order.get(step.key, len(self._order))
+        for other in self._plan:
+            if (
+                other.key not in self._done
+                and self._order.get(other.key, len(self._order)) < order
+                and other.family() == step.family()
+            ):
+                return max(mine, warming.ALONE.get(step.key, mine))
+        return mine
 
     def is_done(self, key: str | None) -> bool:
         """Whether some worker has warmed the step `key`."""
@@ -323,6 +384,15 @@ class Warmup:
         if self._everything is not None and not self._everything.done():
             self._everything.add_done_callback(quiet)
             self._everything.set_exception(error)
+
+
+def under_way(live: Iterable[Worker]) -> list[tuple[str, float]]:
+    """The (step, monotonic start) of the warm-ups the `live` workers run now."""
+    return [
+        (w.job.warm.key, w.job.started)
+        for w in live
+        if w.job is not None and w.job.warm is not None and w.job.started is not None
+    ]
 
 
 def quiet(future: asyncio.Future[Any]) -> None:

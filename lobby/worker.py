@@ -7,7 +7,8 @@ protocol. Each message is a frame: an 8-byte big-endian length, then a pickle.
   parent -> worker  (fault, cap, fn, args), one job at a time; end of file means "exit"
   worker -> parent  ("ready", pid) once the engine is imported, then per job one ("ok", value)
                     or ("err", exc), after ("compiling", None) and ("compiled", seconds) around
-                    each chain of kernels numba compiles during the job
+                    each chain of kernels numba compiles during the job, and ("kernel", name)
+                    for each of the engine's kernels compiled or loaded from numba's cache
 
 The mode is `jit` (numba compiles each kernel on its first call, or loads it from its cache;
 the parent stops a job's cap while it compiles), `plain` (numba's JIT off: every kernel runs
@@ -22,6 +23,7 @@ when it stops.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pickle
@@ -144,7 +146,10 @@ def _watch_compiles(replies: IO[bytes]) -> None:
     def ended(seconds: float | None) -> None:  # None: kernels loaded from numba's cache
         send(replies, pickle.dumps(("compiled", seconds)))
 
-    watch = CompileWatch(started, ended).install()
+    def kernel(name: str, compiled: bool) -> None:  # the warm-up's progress, kernel by kernel
+        send(replies, pickle.dumps(("kernel", name)))
+
+    watch = CompileWatch(started, ended, kernel).install()
     _Compiles.count = lambda: watch.count
 
 
@@ -156,18 +161,22 @@ def main(argv: list[str]) -> int:
         # uint64 arithmetic wraps around on purpose (compiled, it wraps silently)
         warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
     _die_with_parent(parent)
-    with os.fdopen(job_fd, "rb") as jobs, os.fdopen(reply_fd, "wb") as replies:
+    # The parent closed our pipe or is gone: closing `replies` flushes what it could not send,
+    # which fails again, so the whole block is guarded (a traceback would reach its terminal).
+    with (
+        contextlib.suppress(EOFError, BrokenPipeError),  # outermost: it guards the closes too
+        os.fdopen(job_fd, "rb") as jobs,
+        os.fdopen(reply_fd, "wb") as replies,
+    ):
         if mode != "bare":  # every agent's module (and numba), before "ready"
             import engine.warm  # noqa: F401
 
         if mode != "plain":
             _watch_compiles(replies)
-        try:
-            send(replies, pickle.dumps(("ready", os.getpid())))
-            while True:
-                send(replies, _run(recv(jobs)))
-        except (EOFError, BrokenPipeError):  # the parent closed our pipe or is gone
-            return 0
+        send(replies, pickle.dumps(("ready", os.getpid())))
+        while True:
+            send(replies, _run(recv(jobs)))
+    return 0
 
 
 if __name__ == "__main__":

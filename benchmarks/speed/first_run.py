@@ -4,6 +4,7 @@ in a pseudo-terminal, with numba's cache as it is or empty (a first run).
     python -m benchmarks.speed.first_run [--cold] [--warm-after] [--game G] [--level L ...]
     python -m benchmarks.speed.first_run --cold --busy 2 --ready
     python -m benchmarks.speed.first_run --steps
+    python -m benchmarks.speed.first_run --kernels
 
 Each (game, level) is one fresh start of the bot on a throw-away database: the prompt is
 awaited, then `/play game:G opponent:L first:bot` is typed at once and the time from that line
@@ -23,7 +24,9 @@ against the estimate the console gave at the start. A cold start after the first
 compile times the ones before it recorded (`engine.warm.RECORD`), as after an update: its
 estimate is made from this machine's figures. `--steps` times each step of the engine's
 warm-up plan in its order in one process from an empty cache, then each step alone from an
-empty cache (`engine/warm.py`: its `COSTS` and `ALONE` tables come from here).
+empty cache (`engine/warm.py`: its `COSTS` and `ALONE` tables come from here). `--kernels`
+counts the engine's kernels each step compiles from an empty cache in the plan's order (its
+`KERNELS` table).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pexpect
@@ -73,6 +76,9 @@ class Figures:
     said: list[str]
     ready: float | None = None
     estimate: float | None = None
+    #: (`--ready`) the progress line's estimates: seconds from the start, then the seconds
+    #: it said were left, and those that were
+    lefts: list[tuple[float, float, float]] = field(default_factory=list)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -134,10 +140,17 @@ def start(
         move_cpu = cpu_seconds(term.pid) - cpu
         said += term.before or ""
         took = estimate = None
+        lefts: list[tuple[float, float]] = []
+        while ready:  # the progress line's estimates, until the engine is ready
+            i = term.expect(
+                [r"about (\d+) s left", "The game engine is ready"], timeout=max(timeout, 900)
+            )
+            said += (term.before or "") + str(term.after)
+            if i == 1:
+                took = time.monotonic() - t0
+                break
+            lefts.append((time.monotonic() - t0, float(term.match.group(1))))
         if ready:
-            term.expect("The game engine is ready", timeout=max(timeout, 900))
-            took = time.monotonic() - t0
-            said += term.before or ""
             found = re.search(r"about (\d+) s in all", _ANSI.sub("", said))
             estimate = float(found.group(1)) if found else None
         term.sendline("/quit")
@@ -155,6 +168,7 @@ def start(
         engine_lines(said),
         took,
         estimate,
+        [(at, left, (took or at) - at) for at, left in lefts],
     )
 
 
@@ -201,6 +215,25 @@ def steps() -> None:
     print(f"}}  # load {os.getloadavg()[0]:.1f}")
 
 
+KERNEL_COUNTS = """
+from engine.warm import compiled_kernels, warm_plan, warm_step
+for step in warm_plan():
+    before = compiled_kernels()
+    warm_step(step)
+    print(f"    {step.key!r}: {compiled_kernels() - before},", flush=True)
+"""
+
+
+def kernels() -> None:
+    """The engine's kernels each warm-up step compiles from an empty cache (a cache folder of
+    its own), in the plan's order (`KERNELS`)."""
+    with tempfile.TemporaryDirectory(prefix="first-run-cache-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        print("KERNELS: dict[str, int] = {", flush=True)
+        subprocess.run([sys.executable, "-c", KERNEL_COUNTS], cwd=ROOT, env=env, check=True)
+        print("}", flush=True)
+
+
 def fill(cache: Path) -> None:
     """Compile every step of the warm-up plan into the cache folder `cache` (a warm start's)."""
     t = time.monotonic()
@@ -223,6 +256,8 @@ def report(f: Figures, verbose: bool) -> None:
     if f.ready is not None:
         guess = "none" if f.estimate is None else f"{f.estimate:.0f} s"
         print(f"    whole warm-up {f.ready:.0f} s from the start (estimated: {guess})")
+        for at, said, left in f.lefts[:: max(1, len(f.lefts) // 8)]:
+            print(f"    at {at:5.1f} s: about {said:.0f} s left said, {left:.0f} s were")
     if verbose:
         for line in f.said:
             print(f"    | {line}")
@@ -241,9 +276,13 @@ def main() -> int:
     parser.add_argument("--ready", action="store_true", help="then wait for the whole warm-up")
     parser.add_argument("--busy", type=int, default=0, help="busy loops meanwhile (default 0)")
     parser.add_argument("--steps", action="store_true", help="time each warm-up step cold")
+    parser.add_argument("--kernels", action="store_true", help="count each step's kernels")
     args = parser.parse_args()
     if args.steps:
         steps()
+        return 0
+    if args.kernels:
+        kernels()
         return 0
     runs = [(g, lv) for g in args.game or GAMES for lv in args.level or LEVELS]
     with tempfile.TemporaryDirectory(prefix="first-run-filled-") as filled:

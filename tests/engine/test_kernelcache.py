@@ -195,3 +195,35 @@ def test_a_load_from_the_cache_is_an_event_of_its_own_and_no_compile(tmp_path: P
     compiled, loaded = runs
     assert compiled[:2] == (1, 0)  # one chain compiled (the kernel and its callee), no load
     assert loaded == (0, 1, 1)  # one chain loaded both, and said so as a load
+
+
+NAMED = (
+    "import sys; sys.path.insert(0, {root!r})\n"
+    "from pathlib import Path\n"
+    "from engine import kernelcache\n"
+    "from engine.warm import CompileWatch\n"
+    "kernelcache.install(Path({root!r}), Path({cache!r}), package='pkg')\n"
+    "ready = []\n"
+    "CompileWatch(on_kernel=lambda *kernel: ready.append(kernel), package='pkg').install()\n"
+    "from pkg.kernel import kernel\n"
+    "kernel()\n"
+    "print(ready)\n"
+)
+
+
+def test_each_kernel_compiled_or_loaded_is_heard_of_by_name_and_signature(
+    tmp_path: Path,
+) -> None:
+    """The warm-up's progress counts kernels: a compile names the kernel and its callee (each
+    compiled), a load from the cache the kernel alone (it holds its callee's machine code)."""
+    root, cache = _package(tmp_path / "clone"), tmp_path / "cache"
+    code = NAMED.format(root=str(root), cache=str(cache))
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(proc.stdout.strip().splitlines()[-1])
+    assert runs[0] == "[('pkg.callee.value()', True), ('pkg.kernel.kernel()', True)]"
+    assert runs[1] == "[('pkg.kernel.kernel()', False)]"

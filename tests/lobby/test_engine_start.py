@@ -155,8 +155,9 @@ async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compi
         assert pool.plain_pid is not None
         status = pool.status()
         assert (status.ready, status.total, status.warm, status.compiling) == (0, 1, False, True)
-        assert "0 of 1 opponents ready" in status.note()
+        assert "(0 of 1 opponents)" in status.progress()
         medium, expert = (registry.LEVELS["connect4"][n] for n in ("medium", "expert"))
+        assert pool.wait_for(medium.spec, "connect4") is not None  # a new board says so
         state = Connect4State.from_moves("4453")
         plain = await pool.choose(state, medium.spec, medium.budget, seed=7, urgent=True)
         assert not pool.status().warm  # the only compiled worker was warming all along
@@ -169,7 +170,7 @@ async def test_first_moves_come_from_plain_python_while_an_agent_was_never_compi
         gate.touch()  # the compile ends
         assert (await moved).move in state.legal_moves()
         await asyncio.wait_for(pool.everything(), scaled(60))
-        assert pool.status().warm and pool.status().note() == ""
+        assert pool.status().warm and pool.wait_for(medium.spec, "connect4") is None
         await pool.choose(state, medium.spec, medium.budget, seed=7)
         labels = [t.label for t in pool.timings if t.label.startswith("choose")]
         assert labels == [
@@ -194,9 +195,12 @@ async def test_a_warm_start_has_no_plain_worker_and_warms_in_the_background(
     await pool.start()
     try:
         assert pool.plain_pid is None and len(pool.pids) == 2
-        assert not pool.status().compiling and pool.status().note() == ""
+        easy = registry.LEVELS["othello"]["easy"]
+        assert not pool.status().compiling and pool.wait_for(easy.spec, "othello") is None
         await asyncio.wait_for(pool.everything(), scaled(60))
-        assert pool.status() == lobby.warmup.EngineStatus(1, 1, (), 0.0, False)
+        status = pool.status()
+        assert (status.ready, status.total, status.left, status.seconds) == (1, 1, (), 0.0)
+        assert not status.compiling and status.kernels == status.kernel_total > 0
         assert pool.jobs_run == 0  # a warm-up is not a job
     finally:
         await pool.close()

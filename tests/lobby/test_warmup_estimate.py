@@ -34,9 +34,9 @@ def test_a_step_compiled_here_before_costs_what_it_took_then(
     record: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     expert, c4 = "othello-expert", "connect4-expert"
-    warm.record_seconds(expert, 2 * warm.COSTS[expert])  # this machine is twice as slow...
+    warm.record_seconds(expert, 2 * warm.COSTS[expert], warm.KERNELS[expert])  # twice as slow
     monkeypatch.setattr(warm, "load_per_core", lambda: 4.0)
-    warm.record_seconds(c4, 4 * warm.COSTS[c4])  # ...also at a load of 4 a core (sqrt: 2)
+    warm.record_seconds(c4, 4 * warm.COSTS[c4], warm.KERNELS[c4])  # at a load of 4 (sqrt: 2)
     assert json.loads((record / f"{c4}.json").read_text())["load"] == 4.0
     monkeypatch.setattr(warm, "load_per_core", lambda: 1.0)
     costs = lobby.warmup.read_plan()[1]
@@ -56,4 +56,21 @@ def test_a_warm_up_step_that_compiles_records_its_seconds(record: Path) -> None:
     [file] = record.glob("*.json")
     data = json.loads(file.read_text())
     assert data["key"] == "connect4-easy" and data["seconds"] > 0 and data["load"] == 1.0
+    assert data["kernels"] == warm.KERNELS["connect4-easy"]
     assert warm.recorded_seconds() == {"connect4-easy": data["seconds"]}
+
+
+def test_a_step_that_compiled_another_count_of_kernels_is_no_record(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only loads after an update that changed an agent's file but not its kernels, a part of
+    them, or its family's too (asked for first): its seconds do not compare with the
+    reference's, and made the estimates of the next compile five times too short."""
+    step = next(s for s in warm.warm_plan() if s.key == "othello-medium")
+    monkeypatch.setitem(warm.KERNELS, step.key, 3)  # as if it had 3 to compile: it loads
+    warm.warm_step(step)
+    assert not list(record.glob("*.json"))
+    warm.record_seconds(step.key, 9.0, 2)  # a record of another count (an older table)
+    assert warm.recorded_seconds() == {}
+    warm.record_seconds(step.key, 9.0, 3)
+    assert warm.recorded_seconds() == {step.key: 9.0}

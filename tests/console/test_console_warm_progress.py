@@ -1,0 +1,116 @@
+"""The console's progress on a first start counts the engine's kernels compiled of all the
+warm-up needs, in one line redrawn in place, and its last line says they are all ready:
+`python bot.py` in a pseudo-terminal, whose workers compile a small plan's kernels one at a
+time (numba's compile events, slowed so the line moves while the test reads it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+
+from tests.vt import Screen, pump, wait_eof
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 90  # seconds: a limit for a console that never answers, not a speed to meet
+STEPS, KERNELS, PAUSE = 3, 6, 0.4  # the plan's steps, each one's kernels, a compile's seconds
+
+#: In every process (the bot's and its workers'), once `engine.warm` is imported: a plan of its
+#: first steps, never compiled before, whose warm-up "compiles" each step's kernels in turn.
+HOOK = f"""
+import importlib.machinery, sys, time
+from importlib.abc import MetaPathFinder
+from types import SimpleNamespace
+
+def patch(warm):
+    plan = warm.warm_plan
+    warm.warm_plan = lambda: plan()[:{STEPS}]
+    warm.KERNELS.update({{s.key: {KERNELS} for s in plan()[:{STEPS}]}})
+    warm.WarmStep.cached = lambda self: False
+
+    def warm_step(step, agent=None):
+        from numba.core import event
+        for i in range({KERNELS}):
+            fn = SimpleNamespace(__module__="engine.fake", __qualname__=f"{{step.key}}_{{i}}")
+            data = {{"dispatcher": SimpleNamespace(py_func=fn), "args": ()}}
+            with event.trigger_event("numba:compile", data=data):
+                time.sleep({PAUSE})
+
+    warm.warm_step = warm_step
+
+class Patch(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "engine.warm":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Patch())
+"""
+
+PROGRESS = re.compile(r"Game engine: kernels (\d+) of (\d+) ready")
+
+
+def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
+    tmp_path: Path,
+) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(HOOK)
+    env = {
+        **os.environ,
+        "BOARDBOT_DB": str(tmp_path / "progress.db"),
+        "BOARDBOT_WORKERS": "1",
+        "DISCORD_TOKEN": "",
+        "BOARDBOT_FAULT": "",
+        "USER": "tester",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
+    }
+    term = pexpect.spawn(
+        sys.executable, [str(ROOT / "bot.py")], cwd=str(tmp_path), env=env, encoding="utf-8",
+        timeout=WAIT, dimensions=(50, 160),
+    )  # fmt: skip
+    total = STEPS * KERNELS
+    counts: list[int] = []  # each count the progress line showed, in order
+
+    def progress() -> bool:
+        """Note the progress line's count; whether the engine said it is ready."""
+        lines = screen.history()
+        shown = [m for line in lines if (m := PROGRESS.search(line))]
+        assert len(shown) <= 1, screen.text()  # one line, redrawn in place
+        if shown:
+            assert int(shown[0].group(2)) == total, screen.text()
+            if not counts or counts[-1] != int(shown[0].group(1)):
+                counts.append(int(shown[0].group(1)))
+        return any("The game engine is ready" in line for line in lines)
+
+    try:
+        screen = Screen(50, 160)
+        term.logfile_read = screen
+        pump(term, screen, lambda: f"the {total} kernels of its {STEPS} opponents" in screen.text(),
+             WAIT)  # fmt: skip
+        pump(term, screen, progress, WAIT)
+        assert counts == sorted(counts) and len(set(counts)) >= 2, counts  # it rose
+        assert all(0 <= n <= total for n in counts) and counts[0] < total, counts
+        [ready] = [line for line in screen.history() if "The game engine is ready" in line]
+        assert f"kernels {total} of {total} ready, all {STEPS} opponents" in ready
+        assert not any(PROGRESS.search(line) for line in screen.history())  # replaced by it
+        pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
+        term.send("/quit\r")
+        wait_eof(term, WAIT)
+        term.close()
+        assert term.exitstatus == 0, screen.text()
+        assert "Traceback" not in screen.text()
+    finally:
+        if term.isalive():
+            term.close(force=True)

@@ -1,0 +1,153 @@
+"""The warm-up's progress in kernels: each engine kernel a worker compiles, or loads from
+numba's cache, reaches the bot's process as it happens (not at the end of its step), and the
+count rises to the total the plan needs (`engine.warm.KERNELS`); an agent someone asks for that
+is still to compile says about how long it takes (docs/architecture.md, "The engine pool",
+"Progress")."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import lobby.pool
+import lobby.warmup
+from engine import warm
+from lobby.pool import EnginePool
+from tests.lobby.test_engine_start import until_true
+from tests.machine import scaled
+
+#: Kernels as numba's compile events give them: the module and name of the dispatcher's
+#: function, and its signature.
+COMPILED = (
+    ("engine.fake", "one", ("int64",)),
+    ("engine.fake", "two", ("uint64", "int64")),
+    ("engine.fake", "three", ()),
+)
+
+
+def _compile(module: str, name: str, args: tuple[str, ...]) -> None:
+    """numba's compile event of a kernel (its dispatcher's function and signature)."""
+    from numba.core import event
+
+    fn = SimpleNamespace(__module__=module, __qualname__=name)
+    data = {"dispatcher": SimpleNamespace(py_func=fn), "args": args}
+    with event.trigger_event("numba:compile", data=data):
+        time.sleep(0.01)
+
+
+def kernels_then_gate(step: warm.WarmStep, gentle: bool = False, gate: str = "") -> None:
+    """A warm-up step that compiles three kernels and loads one from the cache (numba's own
+    functions do not count), then lasts until the file `gate` exists."""
+    from numba.core import event
+
+    for module, name, args in COMPILED:
+        _compile(module, name, args)
+    with event.trigger_event(warm.LOAD_EVENT, data={"kernel": "engine.fake.four()", "found": True}):
+        pass
+    with event.trigger_event(warm.LOAD_EVENT, data={"kernel": "engine.fake.five()"}):
+        pass  # not in the cache: compiled next, and counted then
+    _compile("numba.np.arraymath", "sum_impl", ("int64",))
+    while not Path(gate).exists():
+        time.sleep(0.02)
+
+
+def _one_step(key: str) -> tuple[list[warm.WarmStep], dict[str, float], set[str]]:
+    [step] = [s for s in warm.warm_plan() if s.key == key]
+    return [step], {step.key: warm.COSTS.get(key, warm.DEFAULT_COST)}, set()
+
+
+async def test_a_workers_kernels_reach_the_pool_while_its_step_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step("connect4-easy"))
+    gate = tmp_path / "gate"
+    job = functools.partial(kernels_then_gate, gate=str(gate))
+    monkeypatch.setattr(lobby.warmup, "warm_in_worker", job)
+    pool = EnginePool(workers=1)
+    await pool.start()
+    try:
+        await until_true(lambda: pool.status().kernels == 4)  # three compiled, one loaded
+        status = pool.status()
+        assert not status.warm and status.compiling
+        needed = warm.KERNELS.get("connect4-easy", warm.DEFAULT_KERNELS)
+        assert status.kernel_total == max(needed, 4)
+        assert f"kernels 4 of {status.kernel_total} ready (0 of 1 opponents)" in status.progress()
+        gate.touch()
+        await asyncio.wait_for(pool.everything(), scaled(60))
+        status = pool.status()
+        assert status.warm and status.kernels == status.kernel_total == max(needed, 4)
+    finally:
+        await pool.close()
+
+
+async def test_a_cold_step_reports_the_kernels_it_compiles(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A real step on an empty cache of its own: it compiles at least the kernels the plan
+    counts for it (it runs alone: nothing before it compiled their shared ones)."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))  # the worker's cache
+    key = "connect4-trainer"
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step(key))
+    pool = EnginePool(workers=1)
+    await pool.start()
+    try:
+        await asyncio.wait_for(pool.everything(), scaled(120))
+        names = pool.warmup._kernels
+        assert len(names) >= warm.KERNELS[key] > 0
+        assert all(n.startswith("engine.") and n.endswith(")") for n in names), names
+        assert pool.status().kernels == pool.status().kernel_total == len(names)
+    finally:
+        await pool.close()
+
+
+def test_the_kernel_counts_cover_the_plan() -> None:
+    """Each step of the plan has its count (`first_run --kernels` makes the table anew)."""
+    assert set(warm.KERNELS) == {step.key for step in warm.warm_plan()}
+    assert all(n >= 0 for n in warm.KERNELS.values()) and sum(warm.KERNELS.values()) > 0
+
+
+def _warmup(guess: float) -> lobby.warmup.Warmup:
+    """A warm-up of the whole plan on a first start, the machine `guess` times slower than
+    the reference."""
+    w = lobby.warmup.Warmup()
+    plan = warm.warm_plan()
+    costs = {s.key: max(warm.LOAD_COST, warm.COSTS.get(s.key, warm.DEFAULT_COST)) for s in plan}
+    w.use_plan((plan, costs, set()), guess)
+    return w
+
+
+def test_an_agent_still_to_compile_says_how_long_its_compile_takes() -> None:
+    w = _warmup(2.0)
+    plan = {s.key: s for s in warm.warm_plan()}
+    expert, medium = plan["othello-expert"], plan["othello-medium"]
+    assert expert.family() == medium.family()  # (the medium level shares the expert's search)
+    # Asked for before the expert compiled their shared kernels: as long as it takes alone.
+    wait = w.wait_for(medium.spec, "othello", [])
+    assert wait is not None and wait.label == medium.label
+    assert wait.seconds == pytest.approx(2.0 * warm.ALONE["othello-medium"])
+    assert f"{medium.label} is still being compiled" in wait.note()
+    assert f"about {round(wait.seconds)} s more" in wait.note()
+    w.warmed(expert, 2.0 * warm.COSTS["othello-expert"], failed=False)
+    assert w.wait_for(expert.spec, "othello", []) is None  # compiled
+    after = w.wait_for(medium.spec, "othello", [])  # its own cost in the plan now
+    assert after is not None and after.seconds < wait.seconds
+    assert after.seconds == pytest.approx(2.0 * max(warm.LOAD_COST, warm.COSTS[medium.key]))
+
+
+def test_an_agent_under_way_counts_what_it_did_and_a_compiled_one_says_nothing() -> None:
+    w = _warmup(1.0)
+    step = next(s for s in warm.warm_plan() if s.key == "connect4-expert")
+    job = SimpleNamespace(warm=step, started=time.monotonic() - 1.0)
+    live = [SimpleNamespace(job=job)]
+    wait = w.wait_for(step.spec, "connect4", live)  # type: ignore[arg-type]
+    cost = warm.COSTS["connect4-expert"]
+    assert wait is not None and cost - 1.5 < wait.seconds <= cost - 1.0
+    cached = lobby.warmup.Warmup()
+    plan = warm.warm_plan()
+    cached.use_plan((plan, {s.key: warm.LOAD_COST for s in plan}, {s.key for s in plan}), 1.0)
+    assert cached.wait_for(step.spec, "connect4", []) is None  # compiled before: loads only
