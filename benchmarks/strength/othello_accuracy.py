@@ -13,10 +13,12 @@ Each game is analysed as /analyse does, with the analysis budget unless `--budge
 otherwise, in `--workers` processes; the load average is printed with the times.
 
 `--seeds N` plays the rounds N times with seeds `--seed`, `--seed` + 1, ...: the table gives per
-type the mean accuracy over every game, the range of the seeds' means, and a 90% bootstrap
-interval of the mean (games drawn again with replacement), and says in how many of the
-bootstrap draws each type's mean is above the weaker type's; a second table gives each type's
-mean accuracy against each type.
+type its strength, the score of its games against the other types in the same games (win 1,
+draw 1/2) with a 90% bootstrap interval, then the mean accuracy over every game, the range of
+the seeds' means, and a 90% bootstrap interval of the mean (games drawn again with
+replacement), and says in how many of the bootstrap draws each type's mean is above the mean
+of the type before it; the rows go from the lowest score to the highest, so the accuracy
+should rise down the table. A second table gives each type's mean accuracy against each type.
 
 `--save FILE` writes every game (players, seed, moves, analysis) as a line of JSON; `--load
 FILE ...` plays nothing and judges the saved games again with today's accuracy rule (the disc
@@ -39,6 +41,7 @@ from typing import Any
 from benchmarks.measure import load, percentile
 from engine.agents.othello.analysis import win_chance
 from engine.analysis import Analysis, Side, analyse, judge
+from engine.games import new_game
 from tools.pool import as_done, pool
 from tools.winfit import play
 
@@ -114,34 +117,73 @@ def bootstrap(values: dict[str, list[float]], draws: int, seed: int = 0) -> dict
     }
 
 
+def scores(games: Sequence[Game]) -> dict[str, list[float]]:
+    """Per type its result (1 won, 1/2 drawn, 0 lost) in every game against another type: its
+    strength in these games (a type against itself always scores 1/2, so those games are left
+    out)."""
+    out: dict[str, list[float]] = {t: [] for t in TYPES}
+    for game in games:
+        names = game["names"]
+        if names[0] == names[1]:
+            continue
+        state = new_game("othello")
+        for text in game["moves"]:
+            state = state.play(state.parse_move(text))
+        outcome = state.outcome()
+        winner = None if outcome is None else outcome.winner
+        for seat in (0, 1):  # seat 0 moves first after the opening plies: black
+            out[names[seat]].append(0.5 if winner is None else float(winner == seat))
+    return out
+
+
+def interval(draws: list[float]) -> tuple[float, float]:
+    """The 90% interval of bootstrap means."""
+    ordered = sorted(draws)
+    return ordered[int(0.05 * len(ordered))], ordered[int(0.95 * len(ordered)) - 1]
+
+
 def table(games: Sequence[Game]) -> list[str]:
-    """The accuracy table: per type the games, the mean, the seeds' range, the bootstrap
-    interval, and the share of draws in which it is above the type before it."""
+    """The accuracy table, weakest type first: per type its score against the others (its
+    strength) with a bootstrap interval, the games, the accuracy mean, the seeds' range, the
+    bootstrap interval, and the share of draws in which it is above the type before it."""
     per = accuracies(games)
     values = {t: [acc for _, _, acc in per[t]] for t in TYPES}
     means = bootstrap(values, DRAWS)
+    results = scores(games)
+    strength = bootstrap(results, DRAWS, seed=1)
+    order = sorted(
+        (t for t in TYPES if values[t]),
+        key=lambda t: statistics.fmean(results[t]) if results[t] else 0.0,
+    )
     lines = [
-        "| player | games | accuracy mean | seeds' means | 90% interval | above the one before |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| player | score against the others (90% interval) | games | accuracy mean | "
+        "seeds' means | 90% interval | above the one before |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     rising = [True] * DRAWS
-    for i, name in enumerate(TYPES):
-        if not values[name]:
-            continue
+    for i, name in enumerate(order):
         seeds = sorted({s for s, _, _ in per[name]})
         by_seed = [statistics.fmean(a for s, _, a in per[name] if s == k) for k in seeds]
-        ordered = sorted(means[name])
-        low, high = ordered[int(0.05 * DRAWS)], ordered[int(0.95 * DRAWS) - 1]
+        low, high = interval(means[name])
         above = "-"
-        if i and values[TYPES[i - 1]]:
-            wins = [m > p for m, p in zip(means[name], means[TYPES[i - 1]], strict=True)]
+        if i:
+            wins = [m > p for m, p in zip(means[name], means[order[i - 1]], strict=True)]
             rising = [r and w for r, w in zip(rising, wins, strict=True)]
             above = f"{100 * sum(wins) / DRAWS:.0f}%"
+        score = "-"
+        if results[name]:
+            s_low, s_high = interval(strength[name])
+            score = (
+                f"{100 * statistics.fmean(results[name]):.0f}% "
+                f"({100 * s_low:.0f}-{100 * s_high:.0f}%, {len(results[name])} games)"
+            )
         lines.append(
-            f"| {name} | {len(values[name])} | {statistics.fmean(values[name]):.1f}% | "
+            f"| {name} | {score} | {len(values[name])} | {statistics.fmean(values[name]):.1f}% | "
             f"{min(by_seed):.1f}-{max(by_seed):.1f}% | {low:.1f}-{high:.1f}% | {above} |"
         )
-    lines.append(f"\nthe means rise with strength in {100 * sum(rising) / DRAWS:.0f}% of draws")
+    lines.append(
+        f"\nthe means rise with the score, row by row, in {100 * sum(rising) / DRAWS:.0f}% of draws"
+    )
     return [*lines, "", *by_opponent(per)]
 
 

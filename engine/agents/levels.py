@@ -11,6 +11,12 @@ from engine.agents.base import AgentSpec, Budget, Level
 _C4, _OTH = "connect4", "othello"
 _CHECKERS = AgentSpec("minimax", {"eval": "checkers"})
 _STANDARD = AgentSpec("minimax", {"eval": "standard"})
+#: A fixed table of square values on every move, the square played counted with the discs
+#: flipped, equal moves drawn at random so games vary (docs/ladder.md).
+_GRID = AgentSpec(
+    "weightgrid",
+    {"capture_share": 1.0, "grid": "default", "score": "move", "tie_break": "random"},
+)
 #: The whole second a move (no depth cap) and the solve from 20 empties: 94% over hard, a best
 #: move in 99.3% of endgame positions, p95 under 1 s (docs/ladder.md).
 _PATTERNS = AgentSpec("minimax", {"eval": "patterns", "endgame_empties": 20})
@@ -26,9 +32,10 @@ LEVELS = [
           "looks 8 moves ahead: sees most traps and sets its own (a club player)"),
     Level(_C4, "expert", AgentSpec("perfect"), Budget(time=0.9),
           "perfect: solves every position exactly, never lets a win or a draw slip"),
-    Level(_OTH, "easy", AgentSpec("greedy-random", {"tie_break": "random"}), Budget(),
-          "flips as many discs as it can each move, blind to corners and mobility "
-          "(a beginner)"),
+    Level(_OTH, "easy", _GRID, Budget(),
+          "plays the move whose square and flipped discs are worth most on a fixed table of "
+          "square values (corners high, the squares next to them low), and looks no further "
+          "than its own move (a beginner)"),
     Level(_OTH, "medium", _STANDARD, Budget(depth=2),
           "looks 2 moves ahead, valuing mobility, corners and stable discs (a casual player)"),
     Level(_OTH, "hard", _STANDARD, Budget(depth=8, time=1.0),

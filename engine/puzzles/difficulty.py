@@ -1,7 +1,8 @@
 """How hard a puzzle is, for its starting rating: how far off the win or the end it is, how many
 moves there are to choose from, and which of three searches of growing depth miss its answer
-(the easy level, the medium level and a deeper search: what a beginner, a casual player and a
-club player would see)."""
+(a beginner's one-move search, the medium level and a deeper search: what a beginner, a casual
+player and a club player would see). Othello's beginner here is the player flipping the most
+discs, not the easy level: the shipped puzzles' ratings are computed with it."""
 
 from __future__ import annotations
 

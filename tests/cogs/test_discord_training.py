@@ -179,7 +179,7 @@ async def test_agents_shows_ratings_of_levels(env: Any) -> None:
     await lobby.resign(snap.id, someone)
     [cb] = callbacks(await h.slash("agents", {"game": "othello"}, user=ALICE))
     fields = {f["name"]: f["value"] for f in cb.embeds[0]["fields"]}
-    value = fields["greedy-random (level easy)"]
+    value = fields["weightgrid (level easy)"]
     assert "**Rating** level easy: " in value and "(1 game: 1W 0D 0L)" in value
 
 
@@ -224,7 +224,7 @@ async def test_the_weight_grid_trains_and_shows_its_heat_map(env: Any) -> None:
     [cb] = callbacks(await h.slash("agents", {"game": "othello"}, user=ALICE))
     assert_within_limits(cb)
     fields = {f["name"]: f["value"] for f in cb.embeds[0]["fields"]}
-    value = fields["weightgrid"]
+    value = fields["weightgrid (level easy)"]
     assert "**Memory** default: 1 row, 6 games learned" in value
     heat = [line for line in value.splitlines() if len(line) == 8 and line[0] in "🟦🟩🟨🟧🟥"]
     assert len(heat) == 8  # the learned grid as an 8x8 emoji heat map

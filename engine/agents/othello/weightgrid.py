@@ -57,6 +57,12 @@ GRIDS = ("default", "learned")
 RULES = ("seed", "regression")
 #: The regression's running sums (`rule=regression` only): see `RegressionSums`.
 SUMS_KEY = b"regression"
+#: What a move is worth on the grid: the weights of the discs it flips (the seed's capture
+#: score), or those and the weight of the square it is played on (corners count, X-squares
+#: cost: the Othello easy level).
+SCORES = ("flips", "move")
+#: Among moves worth as much: the first in a1..h8 order (the seed's scan), or one at random.
+GRID_TIE_BREAKS = ("first", "random")
 
 
 def load_grid(name: str) -> Grid:
@@ -287,27 +293,44 @@ class RegressionSums:
         return np.array([coef[c] for c in SQUARE_CLASS], dtype=np.float64).reshape(8, 8)
 
 
-def capture_score(state: OthelloState, move: Move, grid: Grid) -> float:
-    """Sum of the grid weights of the discs `move` would flip (0 for PASS)."""
-    return grid_sum(state.flips(move), grid.reshape(64))
+def capture_score(state: OthelloState, move: Move, grid: Grid, score: str = "flips") -> float:
+    """Sum of the grid weights of the discs `move` would flip, and with `score="move"` of the
+    square it is played on too (0 for PASS)."""
+    flat = grid.reshape(64)
+    total = grid_sum(state.flips(move), flat)
+    if score == "move" and move != PASS:
+        total += float(flat[move])
+    return total
 
 
-def weight_capture_move(state: OthelloState, grid: Grid) -> tuple[Move, float]:
-    """Weight capture: the move flipping the most grid weight."""
+def weight_capture_move(
+    state: OthelloState, grid: Grid, score: str = "flips", rng: random.Random | None = None
+) -> tuple[Move, float]:
+    """Weight capture: the move with the largest `capture_score`. Ties go to the first in
+    a1..h8 order, or to one drawn by `rng` when it is given."""
     moves = require_moves(state)
     if moves == [PASS]:
         return PASS, 0.0
-    best_move, best = moves[0], capture_score(state, moves[0], grid)
-    for move in moves[1:]:
-        score = capture_score(state, move, grid)
-        if score > best:  # strict: the first maximum in a1..h8 order wins ties
-            best_move, best = move, score
-    return best_move, best
+    values = [capture_score(state, move, grid, score) for move in moves]
+    best = max(values)
+    tied = [move for move, value in zip(moves, values, strict=True) if value == best]
+    return (tied[0] if rng is None else rng.choice(tied)), best
 
 
 PARAMS = (
     number("capture_share", 0, 1, "the share of moves played by the grid (else greedy)"),
     choice("grid", GRIDS, "the fixed positional grid, or the grid learned from games"),
+    choice(
+        "score",
+        SCORES,
+        "what a move is worth on the grid: the discs it flips (flips), or those and the square "
+        "it is played on (move)",
+    ),
+    choice(
+        "tie_break",
+        GRID_TIE_BREAKS,
+        "which of several moves worth as much it plays: the first from a1, or one at random",
+    ),
     choice(
         "rule",
         RULES,
@@ -319,7 +342,8 @@ PARAMS = (
 
 
 class WeightGridAgent(LearningAgent):
-    """Weight-capture on `capture_share` of the moves, greedy-random on the others."""
+    """Weight-capture on `capture_share` of the moves, greedy-random on the others; `score`
+    and `tie_break` say how the capture move is chosen (`weight_capture_move`)."""
 
     memory_kind = MEMORY_KIND
     #: One `learn` call per game (the update covers both colours); see the module docstring.
@@ -331,14 +355,26 @@ class WeightGridAgent(LearningAgent):
         grid: str | None = None,
         memory: str | None = None,
         rule: str = "seed",
+        score: str = "flips",
+        tie_break: str = "first",
     ) -> None:
         if grid is None:
             grid = "learned" if memory is not None else "default"
-        check_params(PARAMS, "weightgrid", capture_share=capture_share, grid=grid, rule=rule)
+        check_params(
+            PARAMS,
+            "weightgrid",
+            capture_share=capture_share,
+            grid=grid,
+            rule=rule,
+            score=score,
+            tie_break=tie_break,
+        )
         if memory is not None:
             check_params(PARAMS, "weightgrid", memory=memory)
         self.capture_share = capture_share
         self.rule = rule
+        self.score = score
+        self.tie_break = tie_break
         self.grid_name = grid
         self.memory_name = memory or "default"
         self.learned = grid == "learned"
@@ -409,7 +445,8 @@ class WeightGridAgent(LearningAgent):
             raise TypeError("the weight-grid strategy plays Othello only")
         self._refresh()
         if rng.random() < self.capture_share:
-            move, score = weight_capture_move(state, self.grid)
+            ties = rng if self.tie_break == "random" else None
+            move, score = weight_capture_move(state, self.grid, self.score, ties)
             return Decision(move=move, score=score, depth=1, info={"strategy": "weight_capture"})
         decision = self.greedy.choose(state, budget, rng)
         decision.info["strategy"] = "greedy-random"
