@@ -15,9 +15,12 @@ from typing import Any
 import pytest
 
 from db import rows
+from db.store import Store
 from engine.agents import registry
+from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from tests import machine
+from tests.botrun import Terminals
 from tests.clock import Clock
 from tests.counting import KIND, register_counting
 from tests.pg import PgServer, running_server
@@ -168,6 +171,35 @@ async def pool() -> AsyncIterator[EnginePool]:
     await p.start()
     yield p
     await p.close()
+
+
+@pytest.fixture
+def lobby_config() -> LobbyConfig:
+    """The configuration of `lobby`: seeded; a module asks for another by defining its own."""
+    return LobbyConfig(seed=7)
+
+
+@pytest.fixture
+async def lobby(
+    tmp_path: Path, pool: EnginePool, lobby_config: LobbyConfig
+) -> AsyncIterator[Lobby]:
+    """A Lobby on a fresh SQLite file with agents in a thread (`pool`); a module may define
+    its own ``lobby`` for one with a clock or another backend."""
+    store = await Store.open(tmp_path / "lobby.db")
+    lob = Lobby(store, pool, lobby_config)
+    try:
+        yield lob
+    finally:
+        await lob.close()
+        await store.close()
+
+
+@pytest.fixture
+def terminals(tmp_path: Path) -> Iterator[Terminals]:
+    """`python bot.py` in pseudo-terminals (tests/botrun.py), none left running after the test."""
+    bots = Terminals(tmp_path)
+    yield bots
+    bots.close()
 
 
 @pytest.fixture

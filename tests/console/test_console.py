@@ -7,10 +7,7 @@ import asyncio
 import io
 import os
 import re
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +15,11 @@ import pytest
 from console.commands import parse_command
 from console.run import run_console
 from console.values import UsageError
-from db.store import Store
-from lobby.core import Lobby, LobbyConfig, Person
-from lobby.pool import EnginePool
+from lobby.core import Lobby, Person
+from tests.botrun import run_bot
 from tests.machine import scaled
 from tests.vt import Pty
 
-ROOT = Path(__file__).resolve().parents[2]
 RESULT = re.compile(r"^(?:\S+ .+ wins \(.+\)\.|Draw \(.+\)\.)$", re.M)
 
 
@@ -32,20 +27,6 @@ def c4_moves(rounds: int = 21) -> str:
     """Enough column attempts to finish any Connect Four game: every round of 7 tries lands at
     least one disc while the game is on (full columns just give error lines)."""
     return "\n".join("1234567" * rounds)
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "t.db")
-    pool = EnginePool(workers=0)
-    await pool.start()
-    lobby = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await pool.close()
-        await store.close()
 
 
 async def run(lobby: Lobby, script: str, user: str = "you") -> str:
@@ -277,25 +258,7 @@ def test_parse_command() -> None:
 
 def test_python_bot_py_without_a_token_runs_the_console(tmp_path: Path) -> None:
     script = f"/play game:connect4 level:random\n{c4_moves()}\n/history\n/quit\n"
-    env = dict(os.environ)
-    env.update(
-        DISCORD_TOKEN="",  # an empty token beats any .env: the console, not Discord
-        BOARDBOT_DB=str(tmp_path / "bot.db"),
-        BOARDBOT_WORKERS="1",
-        PYTHONIOENCODING="utf-8",
-        USER="you",  # the default player name is the login name
-        LOGNAME="you",
-    )
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bot.py")],
-        input=script,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        cwd=tmp_path,
-        timeout=scaled(90),
-    )
+    proc = run_bot(tmp_path / "bot.db", script, tmp_path, timeout=90)  # as the user "you"
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert len(RESULT.findall(proc.stdout)) == 1

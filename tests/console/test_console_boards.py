@@ -5,29 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 
 from console.run import run_console
-from db.store import Store
-from lobby.core import Lobby, LobbyConfig
-from lobby.pool import EnginePool
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "t.db")
-    pool = EnginePool(workers=0)
-    await pool.start()
-    lobby = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await pool.close()
-        await store.close()
+from lobby.core import Lobby
 
 
 async def run(lobby: Lobby, script: str) -> list[str]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from lobby.core import Lobby
 from lobby.settings import CONSOLE_SERVER
-from tests.console.test_console_boards import lobby, run
-
-__all__ = ["lobby"]  # the fixture
+from tests.console.test_console_boards import run
 
 
 async def test_settings_are_shown_changed_and_applied(lobby: Lobby) -> None:

@@ -10,53 +10,22 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 import termios
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pexpect
 import pytest
 
 from console.run import run_console
-from db.store import Store
-from lobby.core import Lobby, LobbyConfig
-from lobby.pool import EnginePool
+from lobby.core import Lobby
+from tests.botrun import Terminals
 from tests.vt import Pty, Screen, pump, wait_eof
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60  # seconds: a limit for a console that never answers, not a speed to meet
-_spawned: list[pexpect.spawn] = []
 
 
-@pytest.fixture(autouse=True)
-def _no_bot_left_behind() -> Iterator[None]:
-    yield
-    while _spawned:
-        term = _spawned.pop()
-        if term.isalive():
-            term.close(force=True)
-
-
-def spawn(tmp: Path) -> tuple[pexpect.spawn, Screen]:
-    env = {
-        **os.environ,
-        "BOARDBOT_DB": str(tmp / "term.db"),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "BOARDBOT_FAULT": "",
-        "USER": "tester",
-    }
-    term = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "bot.py")],
-        cwd=str(tmp),
-        env=env,
-        encoding="utf-8",
-        timeout=WAIT,
-        dimensions=(50, 120),
-    )
-    _spawned.append(term)
+def spawn(terminals: Terminals) -> tuple[pexpect.spawn, Screen]:
+    """The bot at its first prompt, read through a screen of the terminal's size."""
+    term = terminals.spawn(timeout=WAIT)
     screen = Screen(50, 120)
     term.logfile_read = screen
     pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
@@ -73,8 +42,8 @@ def typed(screen: Screen) -> str | None:
 
 
 @pytest.mark.slow
-def test_tab_completion_history_and_cursor_keys(tmp_path: Path) -> None:
-    term, screen = spawn(tmp_path)
+def test_tab_completion_history_and_cursor_keys(terminals: Terminals) -> None:
+    term, screen = spawn(terminals)
     term.send("/pl\t")  # a command
     pump(term, screen, lambda: typed(screen) == "/play", WAIT)
     term.send("g\t")  # an option
@@ -104,8 +73,8 @@ def test_tab_completion_history_and_cursor_keys(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_training_shows_one_progress_line_and_stops(tmp_path: Path) -> None:
-    term, screen = spawn(tmp_path)
+def test_training_shows_one_progress_line_and_stops(terminals: Terminals) -> None:
+    term, screen = spawn(terminals)
     term.send("/train game:connect4 agent:trainer games:1000000\r")
 
     def progress() -> list[str]:
@@ -132,8 +101,8 @@ def test_training_shows_one_progress_line_and_stops(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "ctrl-d", "sigterm", "quit"])
-def test_every_way_out_says_what_stays_live(tmp_path: Path, how: str) -> None:
-    term, screen = spawn(tmp_path)
+def test_every_way_out_says_what_stays_live(terminals: Terminals, how: str) -> None:
+    term, screen = spawn(terminals)
     term.send("/challenge opponent:bob game:connect4\r")
     pump(term, screen, lambda: "Move 1: 🔴 tester to play" in screen.text(), WAIT)
     pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
@@ -160,17 +129,6 @@ def test_every_way_out_says_what_stays_live(tmp_path: Path, how: str) -> None:
 
 
 # ---------------------------------------------------------------------- in this process
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "pty.db")
-    lob = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lob
-    finally:
-        await lob.close()
-        await store.close()
 
 
 async def test_the_terminal_is_given_back_as_it_was(lobby: Lobby) -> None:

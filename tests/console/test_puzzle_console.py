@@ -4,13 +4,10 @@ on a script, and `python bot.py` in a pseudo-terminal."""
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pexpect
 import pytest
 
 from console.puzzling import HOW, USAGE
@@ -19,11 +16,11 @@ from engine.puzzles.pool import Puzzle, load_pool
 from lobby.core import Lobby, LobbyConfig
 from lobby.pool import EnginePool
 from lobby.puzzle import daily_of, day_of, position
+from tests.botrun import Terminals
 from tests.clock import Clock
 from tests.console.test_console import replies, run
 from tests.vt import Screen, pump, wait_eof
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60  # seconds: a limit for a console that never answers, not a speed to meet
 KEY = re.compile(r"^Puzzle ((?:c4|oth)-[0-9a-f]+) · ", re.M)
 
@@ -93,19 +90,8 @@ async def test_wrong_answers_the_daily_othello_and_refusals(lobby: Lobby) -> Non
 
 
 @pytest.mark.slow
-def test_a_puzzle_in_a_terminal(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "BOARDBOT_DB": str(tmp_path / "term.db"),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "BOARDBOT_FAULT": "",
-        "USER": "tester",
-    }
-    term = pexpect.spawn(
-        sys.executable, [str(ROOT / "bot.py")], cwd=str(tmp_path), env=env,
-        encoding="utf-8", timeout=WAIT, dimensions=(50, 120),
-    )  # fmt: skip
+def test_a_puzzle_in_a_terminal(terminals: Terminals) -> None:
+    term = terminals.spawn(timeout=WAIT)
     try:
         screen = Screen(50, 120)
         term.logfile_read = screen

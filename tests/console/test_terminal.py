@@ -10,56 +10,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pexpect
 import pytest
 
+from tests.botrun import ROOT, Terminals
 from tests.machine import scaled
 from tests.procs import children_of, gone
 
-ROOT = Path(__file__).resolve().parents[2]
-_spawned: list[pexpect.spawn] = []
-
-
-@pytest.fixture(autouse=True)
-def _no_bot_left_behind() -> Iterator[None]:
-    """A test that fails half-way leaves no bot running (with its workers) after it."""
-    yield
-    while _spawned:
-        term = _spawned.pop()
-        if term.isalive():
-            term.close(force=True)
-
-
-def spawn(tmp: Path, **env: str) -> pexpect.spawn:
-    full = {
-        **os.environ,
-        "BOARDBOT_DB": str(tmp / "term.db"),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "BOARDBOT_FAULT": "",
-        "USER": "tester",
-        **env,
-    }
-    term = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "bot.py")],
-        cwd=str(tmp),
-        env=full,
-        encoding="utf-8",
-        timeout=scaled(60),
-        dimensions=(50, 120),
-    )
-    _spawned.append(term)
-    return term
-
 
 @pytest.mark.slow
-def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
+def test_first_screen_prompt_and_ctrl_c(terminals: Terminals) -> None:
     t0 = time.monotonic()
-    term = spawn(tmp_path)
+    term = terminals.spawn(timeout=scaled(60))
     term.expect("Board-game bot")
     first = time.monotonic() - t0
     assert first < scaled(1.5), f"the first output took {first:.2f} s"
@@ -84,8 +47,8 @@ def test_first_screen_prompt_and_ctrl_c(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
-    term = spawn(tmp_path)
+def test_the_console_answers_while_the_bot_thinks(terminals: Terminals) -> None:
+    term = terminals.spawn(timeout=scaled(60))
     term.expect("tester>")
     term.sendline("/play game:connect4 opponent:expert first:bot")
     term.expect(r"thinking")
@@ -100,8 +63,8 @@ def test_the_console_answers_while_the_bot_thinks(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
-    term = spawn(tmp_path, BOARDBOT_WORKERS="2")
+def test_no_worker_survives_a_kill(terminals: Terminals) -> None:
+    term = terminals.spawn(timeout=scaled(60), extra={"BOARDBOT_WORKERS": "2"})
     term.expect("tester>")
     term.sendline("/botmatch game:othello first:easy second:hard delay:1")
     term.expect(r"Move 2")
@@ -116,8 +79,8 @@ def test_no_worker_survives_a_kill(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_output_keeps_what_is_being_typed(tmp_path: Path) -> None:
-    term = spawn(tmp_path)
+def test_output_keeps_what_is_being_typed(terminals: Terminals) -> None:
+    term = terminals.spawn(timeout=scaled(60))
     term.expect("tester>")
     term.sendline("/botmatch game:connect4 first:easy second:easy delay:1")
     term.expect(r"Move 2")

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.machine import scaled
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.botrun import ROOT, run_bot
 
 
 def console_example() -> str:
@@ -27,24 +22,7 @@ def console_example() -> str:
 def test_the_readme_console_example_runs_as_written(tmp_path: Path) -> None:
     script = console_example()
     assert script.strip().endswith("/quit")
-    env = {
-        **os.environ,
-        "BOARDBOT_DB": str(tmp_path / "readme.db"),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "BOARDBOT_FAULT": "",
-        "USER": "you",
-        "LOGNAME": "you",
-    }
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bot.py")],
-        input=script,
-        capture_output=True,
-        text=True,
-        timeout=scaled(180),
-        env=env,
-        cwd=tmp_path,
-    )
+    proc = run_bot(tmp_path / "readme.db", script, tmp_path, timeout=180)
     assert proc.returncode == 0, proc.stderr
     errors = [line for line in proc.stdout.splitlines() if line.startswith("error:")]
     assert errors == [] and "Traceback" not in proc.stdout + proc.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +27,8 @@ USER = Person("user", 42, "Uma")
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "analyses.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7, analysis_seconds=0.5))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
+def lobby_config() -> LobbyConfig:
+    return LobbyConfig(seed=7, analysis_seconds=0.5)
 
 
 async def finished(lobby: Lobby, who: Person = ANN, moves: str = "4455") -> int:

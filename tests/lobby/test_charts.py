@@ -5,34 +5,20 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from db.store import Store
 from lobby.charts import rating_chart
-from lobby.core import Lobby, LobbyConfig, Person
+from lobby.core import Lobby, Person
 from lobby.models import RatingPoint
-from lobby.pool import EnginePool
 from tests.boardbot import ALICE, callbacks
 from tests.console.test_console import run
 from tests.machine import scaled
 
 ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "charts.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
 
 
 def test_a_chart_is_a_small_png_drawn_fast() -> None:

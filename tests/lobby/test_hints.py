@@ -3,13 +3,10 @@ the bot, a few per game, and the game becomes unrated."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from db.store import Store
 from engine.agents.connect4.score import from_score, in_moves
 from engine.games import new_game
 from engine.games.connect4 import Connect4State
@@ -17,7 +14,6 @@ from engine.hints import hint
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import BadRequest, LimitReached, NotInMatch, NotYourTurn
 from lobby.joberrors import WorkerCrashed
-from lobby.pool import EnginePool
 from tests.boardbot import ALICE, BOB, buttons, callbacks
 from tests.console.test_console import run
 
@@ -70,14 +66,8 @@ def test_an_othello_hint_is_exact_near_the_end() -> None:
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "hints.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7, max_hints=2))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
+def lobby_config() -> LobbyConfig:
+    return LobbyConfig(seed=7, max_hints=2)
 
 
 async def test_hints_make_the_game_unrated_and_run_out(lobby: Lobby) -> None:

@@ -6,16 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from db.store import Store
 from engine.games import catalog
 from engine.games.catalog import Offer
-from lobby.core import Lobby, LobbyConfig
-from lobby.pool import EnginePool
+from lobby.core import Lobby
 from tests.console.test_console import run
 from tests.machine import scaled
 
@@ -36,17 +33,6 @@ for command in (Games.play, Games.challenge, Games.botmatch):
 out["console"] = COMMANDS["play"].usage
 print(json.dumps(out))
 """
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "offers.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
 
 
 def test_every_offer_is_a_choice_of_the_slash_commands_and_the_console() -> None:

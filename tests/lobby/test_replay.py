@@ -6,35 +6,21 @@ from __future__ import annotations
 import io
 import random
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from db.store import Store
 from engine.games import new_game
-from lobby.core import Lobby, LobbyConfig, Person
+from lobby.core import Lobby, Person
 from lobby.errors import BadRequest, MatchNotFound
-from lobby.pool import EnginePool
 from tests.boardbot import ALICE, callbacks
 from tests.console.test_console import run
 from tests.machine import scaled
 from tools.pictures import Replay, final_png, replay_gif
 
 ANN, BEN = Person("local", "ann", "ann"), Person("local", "ben", "ben")
-
-
-@pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "replay.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
 
 
 def random_game(game: str, seed: int) -> tuple[str, ...]:

@@ -9,13 +9,11 @@ import copy
 import json
 import random
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from db.store import Store
 from engine.analysis import VERSION, Review, analyse
 from engine.games import new_game
 from lobby.core import Lobby, LobbyConfig, Person, Where
@@ -61,14 +59,8 @@ def _solvers_warm() -> None:
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "retry.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7, analysis_seconds=1.0))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
+def lobby_config() -> LobbyConfig:
+    return LobbyConfig(seed=7, analysis_seconds=1.0)
 
 
 def review(ply: int, verdict: str, before: float | None, after: float | None) -> Review:

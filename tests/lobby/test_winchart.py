@@ -5,18 +5,15 @@ the lobby's report and the console's /analyse."""
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from db.store import Store
 from engine.analysis import Analysis, Review
 from lobby.charts import CHART_HEIGHT, WIDTH, win_chart
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.moments import MAX_ALT_TEXT, alt_text, key_moments, moment_lines, win_chances
-from lobby.pool import EnginePool
 from tests.console.test_console import replies, run
 from tests.lobby.test_retry import GAME, played, warm_solvers
 
@@ -87,14 +84,8 @@ def _solvers_warm() -> None:
 
 
 @pytest.fixture
-async def lobby(tmp_path: Path, pool: EnginePool) -> AsyncIterator[Lobby]:
-    store = await Store.open(tmp_path / "chart.db")
-    lobby = Lobby(store, pool, LobbyConfig(seed=7, analysis_seconds=1.0))
-    try:
-        yield lobby
-    finally:
-        await lobby.close()
-        await store.close()
+def lobby_config() -> LobbyConfig:
+    return LobbyConfig(seed=7, analysis_seconds=1.0)
 
 
 async def test_the_report_and_the_console_give_the_graph(lobby: Lobby, tmp_path: Path) -> None:

@@ -16,36 +16,10 @@ import pexpect
 
 from db.instance import InstanceLock, PgInstanceLock
 from engine.games.connect4 import Connect4State
+from tests.botrun import BOT, ROOT, Terminals, bot_env, run_bot
 from tests.machine import scaled
 from tests.pg import PgServer
 from tests.procs import children_of
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def env_for(db: Path, **extra: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "BOARDBOT_DB": str(db),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "USER": "you",
-        "LOGNAME": "you",
-        "BOARDBOT_FAULT": "",
-        **extra,
-    }
-
-
-def run_bot(db: Path, script: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "bot.py")],
-        input=script,
-        capture_output=True,
-        text=True,
-        timeout=scaled(120),
-        env=env_for(db, **extra),
-        cwd=cwd,
-    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
@@ -82,12 +56,12 @@ def test_a_corrupt_newer_or_unreachable_database_fails_with_one_line(tmp_path: P
 def test_sigterm_shuts_down_in_order_and_leaves_the_match_live(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "bot.py")],
+        [sys.executable, str(BOT)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env_for(db),
+        env=bot_env(db),
         cwd=tmp_path,
     )
     assert proc.stdin is not None and proc.stdout is not None
@@ -113,7 +87,7 @@ def test_a_kill_in_the_middle_of_a_game_loses_nothing_acknowledged(tmp_path: Pat
     # The process dies (as kill -9) right after the 3rd move commit: alice's 2nd move.
     first = run_bot(
         db, "/play game:connect4 level:easy\n4\n4\n4\n/quit\n", tmp_path,
-        BOARDBOT_FAULT="after:write:commit_step:3",
+        extra={"BOARDBOT_FAULT": "after:write:commit_step:3"},
     )  # fmt: skip
     assert first.returncode == 137
     assert "Traceback" not in first.stderr
@@ -135,11 +109,11 @@ def test_a_kill_in_the_middle_of_a_game_loses_nothing_acknowledged(tmp_path: Pat
 
 def test_discord_out_of_reach_is_one_line_a_retry_and_a_clean_stop(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "bot.py")],
+        [sys.executable, str(BOT)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=env_for(tmp_path / "net.db", DISCORD_TOKEN="not-a-token"),
+        env=bot_env(tmp_path / "net.db", extra={"DISCORD_TOKEN": "not-a-token"}),
         cwd=tmp_path,
     )
     assert proc.stdout is not None
@@ -169,7 +143,7 @@ def test_a_bad_setting_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
         ("BOARDBOT_OWNER_SPECS", "2"),
         ("BOARDBOT_DB", "/nonexistent/dir/x.db"),
     ):
-        proc = run_bot(tmp_path / "cfg.db", "", tmp_path, **{var: value})
+        proc = run_bot(tmp_path / "cfg.db", "", tmp_path, extra={var: value})
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"config error: {var}="), lines
@@ -191,45 +165,36 @@ def test_settings_and_database_are_found_next_to_bot_py_from_anywhere(tmp_path: 
         'export BOARDBOT_DB="mine.db"  # next to bot.py\nexport BOARDBOT_WORKERS=1\n'
     )
     env = {
-        k: v for k, v in env_for(tmp_path / "unused.db").items() if not k.startswith("BOARDBOT_")
+        k: v for k, v in bot_env(tmp_path / "unused.db").items() if not k.startswith("BOARDBOT_")
     }
     env.update(PYTHONPATH=str(ROOT), BOARDBOT_LOG_LEVEL="INFO", BOARDBOT_FAULT="")
-    proc = subprocess.run(
-        [sys.executable, str(project / "bot.py")],
-        input="/quit\n",
-        capture_output=True,
-        text=True,
-        timeout=scaled(120),
-        env=env,
-        cwd=elsewhere,
-    )
+
+    def start() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(project / "bot.py")],
+            input="/quit\n",
+            capture_output=True,
+            text=True,
+            timeout=scaled(120),
+            env=env,
+            cwd=elsewhere,
+        )
+
+    proc = start()
     assert proc.returncode == 0, proc.stderr
     assert (project / "mine.db").is_file() and list(elsewhere.iterdir()) == []
     assert f"settings: read {project / '.env'} (the environment overrides it)" in proc.stderr
     assert f"database: {project / 'mine.db'} (new, empty)" in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, str(project / "bot.py")],
-        input="/quit\n",
-        capture_output=True,
-        text=True,
-        timeout=scaled(120),
-        env=env,
-        cwd=elsewhere,
-    )
+    proc = start()
     assert proc.returncode == 0, proc.stderr
     assert f"database: {project / 'mine.db'}\n" in proc.stderr  # the same one, not new
 
 
-def test_in_a_terminal_the_console_shows_its_settings_and_database(tmp_path: Path) -> None:
-    db = tmp_path / "term.db"
-    term = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "bot.py")],
-        cwd=str(tmp_path),
-        env=env_for(db),
-        encoding="utf-8",
-        timeout=scaled(60),
-    )
+def test_in_a_terminal_the_console_shows_its_settings_and_database(
+    tmp_path: Path, terminals: Terminals
+) -> None:
+    db = tmp_path / "term.db"  # the terminal's
+    term = terminals.spawn(timeout=scaled(60), user="you", dimensions=None)
     term.expect("Board-game bot, local console")
     term.expect(r"settings: (read|no) \S*\.env")
     term.expect(f"database: {db} \\(new, empty\\)")
@@ -242,14 +207,17 @@ def test_in_a_terminal_the_console_shows_its_settings_and_database(tmp_path: Pat
 
 def test_a_bad_database_url_is_one_line_without_the_password(tmp_path: Path) -> None:
     proc = run_bot(
-        tmp_path / "x.db", "", tmp_path, BOARDBOT_DATABASE_URL="postgresql://bot:pw@h:port/x"
+        tmp_path / "x.db",
+        "",
+        tmp_path,
+        extra={"BOARDBOT_DATABASE_URL": "postgresql://bot:pw@h:port/x"},
     )
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("config error: BOARDBOT_DATABASE_URL=") and "port" in line
     assert "pw" not in line
     url = "postgresql://bot:secret@127.0.0.1:1/boardbot"  # nothing listens on port 1
-    proc = run_bot(tmp_path / "x.db", "", tmp_path, BOARDBOT_DATABASE_URL=url)
+    proc = run_bot(tmp_path / "x.db", "", tmp_path, extra={"BOARDBOT_DATABASE_URL": url})
     one_line_error(proc, "cannot use the database postgresql://bot:***@127.0.0.1:1/boardbot")
     assert "secret" not in proc.stderr
 
@@ -261,9 +229,9 @@ async def test_a_second_process_on_the_same_postgres_database_refuses_to_start(
     guard = PgInstanceLock(url)
     await guard.claim()  # as a running bot holds it
     try:
-        proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, BOARDBOT_DATABASE_URL=url)
+        proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, extra={"BOARDBOT_DATABASE_URL": url})
     finally:
         guard.release()
     one_line_error(proc, "another bot process", f"boardbot pid {os.getpid()}")
-    proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, BOARDBOT_DATABASE_URL=url)
+    proc = run_bot(tmp_path / "x.db", "/quit\n", tmp_path, extra={"BOARDBOT_DATABASE_URL": url})
     assert proc.returncode == 0, proc.stderr  # released: it starts

@@ -3,38 +3,16 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from db.store import Store
-from tests.machine import scaled
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.botrun import run_bot
 
 
 def console(db: str, script: str, cwd: Path) -> str:
-    where = "BOARDBOT_DATABASE_URL" if db.startswith("postgresql://") else "BOARDBOT_DB"
-    if where == "BOARDBOT_DB":
+    if not db.startswith("postgresql://"):
         Path(db).parent.mkdir(parents=True, exist_ok=True)  # bot.py makes only its own folder
-    env = {
-        **os.environ,
-        where: db,
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "USER": "you",
-        "LOGNAME": "you",
-    }
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bot.py")],
-        input=script,
-        capture_output=True,
-        text=True,
-        timeout=scaled(120),
-        env=env,
-        cwd=cwd,
-    )
+    proc = run_bot(db, script, cwd)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     return proc.stdout
