@@ -248,26 +248,6 @@ class Driver(Faults, Verdict, TournamentPlay):
         result = await self.slash("train", training, a, (guild, channel), admin=True)
         return self._message_of(result) is not None
 
-    async def slash(
-        self,
-        name: str,
-        options: dict[str, Any],
-        who: int,
-        where: tuple[int, int],
-        admin: bool = False,
-    ) -> dict[str, Any]:
-        return await self.request(
-            {
-                "op": "slash",
-                "name": name,
-                "options": options,
-                "user": who,
-                "admin": admin,
-                "guild": where[0],
-                "channel": where[1],
-            }
-        )
-
     async def probe_listings(self) -> None:
         """The leaderboard and a member's stats answer, whatever rows were planted (an
         undecodable row is left out of a listing, never a reason to fail it)."""

@@ -288,6 +288,28 @@ class Core:
             text = (msg["embeds"][0].get("description") or "").split("\n\n")[0]
             self.shown.setdefault(board.match_id, {})[board.ply] = text
 
+    async def slash(
+        self,
+        name: str,
+        options: dict[str, Any],
+        who: int,
+        where: tuple[int, int],
+        admin: bool = False,
+    ) -> dict[str, Any]:
+        """`/name` (`"group sub"`: a subcommand) with `options`, by person `who` (one of the
+        bot's admins if `admin`) in `where` (guild, channel): what the child answers."""
+        return await self.request(
+            {
+                "op": "slash",
+                "name": name,
+                "options": options,
+                "user": who,
+                "admin": admin,
+                "guild": where[0],
+                "channel": where[1],
+            }
+        )
+
     async def request(self, req: dict[str, Any]) -> dict[str, Any]:
         if self.proc is None or self.proc.returncode is not None or self._died.is_set():
             raise ChildDied()

@@ -41,30 +41,17 @@ class TournamentPlay(Core):
         options: dict[str, Any] = {"game": game, "format": fmt}
         if fmt == "swiss":
             options["rounds"] = 2
-        created = await self._request_slash("tournament create", options, creator, where)
+        created = await self.slash("tournament create", options, creator, where)
         if not any(c["message_id"] and not c["ephemeral"] for c in created.get("calls") or []):
             return False  # this channel has one already, or the server has its limit
         for who in people:
-            await self._request_slash("tournament join", {}, who, where)
+            await self.slash("tournament join", {}, who, where)
         bot = {"bot": rng.choice(TOURNAMENT_BOTS[game])}
-        await self._request_slash("tournament join", bot, creator, where, admin=True)
+        await self.slash("tournament join", bot, creator, where, admin=True)
         await asyncio.sleep(rng.uniform(0, 0.3))
-        started = await self._request_slash("tournament start", {}, creator, where)
+        started = await self.slash("tournament start", {}, creator, where)
         self.faults["tournament_started"] += 1
         return any("Started" in c["content"] for c in started.get("calls") or [])
-
-    async def _request_slash(
-        self,
-        name: str,
-        options: dict[str, Any],
-        who: int,
-        where: tuple[int, int],
-        admin: bool = False,
-    ) -> dict[str, Any]:
-        return await self.request(
-            {"op": "slash", "name": name, "options": options, "user": who, "admin": admin,
-             "guild": where[0], "channel": where[1]}
-        )  # fmt: skip
 
     def _count_kills(self, games: list[tuple[Any, ...]]) -> None:
         """Kills while a tournament ran, and those between a round's last end and the next

@@ -99,21 +99,10 @@ class Fuzzer:
             self.bot, raise_errors=False, ignore_task=background, timeout=wait
         )
         logging.getLogger().addHandler(self.errors)
-        self.settings = SettingsInputs(
-            self.rng, self.h, self.people, self.mod, self.guilds, self.channels[0]
-        )
-        self.puzzles = PuzzleInputs(self.rng, self.h, self.people, self.guilds, self.channels[0])
-        self.inputs = Interactions(
-            self.rng,
-            self.h,
-            self.people,
-            self.mod,
-            self.guilds,
-            self.channels,
-            self.stats,
-            self.details,
-            self.read,
-        )
+        crowd = (self.rng, self.h, self.people, self.mod, self.guilds, self.channels)
+        self.settings = SettingsInputs(*crowd)
+        self.puzzles = PuzzleInputs(*crowd)
+        self.inputs = Interactions(*crowd, self.stats, self.details, self.read)
 
     async def stop(self) -> None:
         logging.getLogger().removeHandler(self.errors)

@@ -9,7 +9,8 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -38,8 +39,6 @@ HOSTILE: list[Any] = [
     "\x00",
     "🙂" * 50,
 ]
-GAMES = ("connect4", "othello")
-ADMIN = discord.Permissions(manage_guild=True, manage_messages=True, view_channel=True)
 GAMES = ("connect4", "othello")
 ADMIN = discord.Permissions(manage_guild=True, manage_messages=True, view_channel=True)
 Read = Callable[..., list[tuple[Any, ...]]]
@@ -82,31 +81,27 @@ def console_line(rng: random.Random) -> str:
     )
 
 
-class Interactions:
+@dataclass(eq=False)
+class Inputs:
+    """A group of the run's interactions, and what they are sent with: the run's random numbers,
+    the harness, the members and the moderator, the two servers and the run's two channels."""
+
+    rng: random.Random
+    h: Harness
+    people: Sequence[Any]
+    mod: Any
+    guilds: tuple[int, int]
+    channels: tuple[int, int]
+
+
+@dataclass(eq=False)
+class Interactions(Inputs):
     """The generated interactions, each sent through the harness as a member would; what goes
     wrong while sending (an exception, duplicate matches of a burst) is counted in `stats`."""
 
-    def __init__(
-        self,
-        rng: random.Random,
-        harness: Harness,
-        people: list[Any],
-        mod: Any,
-        guilds: tuple[int, int],
-        channels: tuple[int, int],
-        stats: Counter[str],
-        details: list[str],
-        read: Read,
-    ) -> None:
-        self.rng = rng
-        self.h = harness
-        self.people = people
-        self.mod = mod
-        self.guilds = guilds
-        self.channels = channels
-        self.stats = stats
-        self.details = details
-        self.read = read
+    stats: Counter[str]
+    details: list[str]
+    read: Read
 
     def name(self, game: str) -> str:
         """An opponent name, from and around the valid ones."""

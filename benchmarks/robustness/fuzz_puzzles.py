@@ -7,11 +7,10 @@ the scores and the daily posts)."""
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Sequence
 from typing import Any
 
-from tests.harness import Call, Harness
+from benchmarks.robustness.fuzz_inputs import Inputs
+from tests.harness import Call
 
 GAMES = ["connect4", "othello", "chess", "CONNECT4", "", " ", "x" * 200, "c4", "²"]
 #: Puzzle keys from and around the templates (the pool's ids, one's own blunders).
@@ -26,22 +25,8 @@ KEYS = [
 ]
 
 
-class PuzzleInputs:
-    """The /puzzle interactions of the run."""
-
-    def __init__(
-        self,
-        rng: random.Random,
-        harness: Harness,
-        people: Sequence[Any],
-        guilds: tuple[int, int],
-        channel: int,
-    ) -> None:
-        self.rng = rng
-        self.h = harness
-        self.people = people
-        self.guilds = guilds
-        self.channel = channel
+class PuzzleInputs(Inputs):
+    """The /puzzle interactions of the run (in its first channel)."""
 
     async def gen_puzzle(self) -> list[Call]:
         """/puzzle play, daily or stats, from anyone, in either server."""
@@ -55,7 +40,7 @@ class PuzzleInputs:
             game = rng.choice(GAMES) if rng.random() < 0.3 else rng.choice(GAMES[:2])
             options = [{"name": "game", "type": 3, "value": game}]
         return await self.h.slash(
-            f"puzzle {sub}", options, user=who, guild_id=guild, channel_id=self.channel,
+            f"puzzle {sub}", options, user=who, guild_id=guild, channel_id=self.channels[0],
             expect_response=False,
         )  # fmt: skip
 

@@ -7,11 +7,10 @@ settings, their log and the preferences)."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
 from typing import Any
 
-from tests.harness import Call, Harness
+from benchmarks.robustness.fuzz_inputs import Inputs
+from tests.harness import Call
 
 #: Hostile text for the text options.
 TEXT = [
@@ -53,24 +52,8 @@ OPTIONS: list[tuple[str, int, list[Any]]] = [
 ]
 
 
-class SettingsInputs:
-    """The /settings and /prefs interactions of the run."""
-
-    def __init__(
-        self,
-        rng: random.Random,
-        harness: Harness,
-        people: Sequence[Any],
-        mod: Any,
-        guilds: tuple[int, int],
-        channel: int,
-    ) -> None:
-        self.rng = rng
-        self.h = harness
-        self.people = people
-        self.mod = mod
-        self.guilds = guilds
-        self.channel = channel
+class SettingsInputs(Inputs):
+    """The /settings and /prefs interactions of the run (in its first channel)."""
 
     async def gen_settings(self) -> list[Call]:
         rng = self.rng
@@ -84,7 +67,7 @@ class SettingsInputs:
                 kind, value = (3, str(value)) if kind == 4 else (4, rng.randrange(-5, 5))
             raw.append({"name": name, "type": kind, "value": value})
         return await self.h.slash(
-            "settings", raw, user=who, guild_id=guild, channel_id=self.channel,
+            "settings", raw, user=who, guild_id=guild, channel_id=self.channels[0],
             expect_response=False,
         )  # fmt: skip
 
@@ -93,5 +76,5 @@ class SettingsInputs:
         raw = [] if self.rng.random() < 0.2 else [{"name": "board", "type": 3, "value": value}]
         return await self.h.slash(
             "prefs", raw, user=self.rng.choice(self.people), guild_id=self.guilds[0],
-            channel_id=self.channel, expect_response=False,
+            channel_id=self.channels[0], expect_response=False,
         )  # fmt: skip

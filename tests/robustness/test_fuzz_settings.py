@@ -45,8 +45,9 @@ async def test_hostile_settings_and_prefs_are_answered_and_refusals_change_nothi
     bot.owner_check = nobody
     db = bot.lobby.store.path
     fuzz = SettingsInputs(
-        random.Random(5), h, PEOPLE, MOD, (DEFAULT_GUILD_ID, OTHER_GUILD), DEFAULT_CHANNEL_ID
-    )
+        random.Random(5), h, PEOPLE, MOD, (DEFAULT_GUILD_ID, OTHER_GUILD),
+        (DEFAULT_CHANNEL_ID, DEFAULT_CHANNEL_ID + 1),
+    )  # fmt: skip
     counts = {"refused": 0, "accepted": 0, "members_refused": 0}
     for i in range(160):
         before = rows(db)
