@@ -448,7 +448,7 @@ class EnginePool:
             self._on_compile(w, kind, value)
             return
         elif kind == "kernel":  # compiled or loaded, in any job: the warm-up's progress
-            self.warmup.kernel(value)
+            self.warmup.kernel(value, w.job)
             return
         else:
             job = w.job

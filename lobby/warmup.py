@@ -114,6 +114,7 @@ class Warmup:
         self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
         self._everything: asyncio.Future[None] | None = None
         self._kernels: set[str] = set()  # the engine's kernels some worker compiled or loaded
+        self._ahead = 0  # ... of which people's moves compiled first (the warm-up loads them)
 
     def begin(self, loop: asyncio.AbstractEventLoop) -> None:
         """The pool starts: the warm-up's clock too."""
@@ -152,20 +153,33 @@ class Warmup:
             raise RuntimeError("the engine pool is not started")
         await asyncio.shield(self._everything)
 
-    def kernel(self, name: str) -> None:
-        """A worker compiled the engine's kernel `name` (a function and its signature), or
-        loaded it from numba's cache."""
-        self._kernels.add(name)
+    def kernel(self, kernel: tuple[str, bool], job: Job | None) -> None:
+        """A worker running `job` compiled the engine's kernel (a function and its signature)
+        or loaded it from numba's cache: (its name, whether it compiled)."""
+        name, compiled = kernel
+        if name not in self._kernels:
+            self._kernels.add(name)
+            self._ahead += compiled and (job is None or job.warm is None)
 
     def status(self, live: Iterable[Worker]) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here, given the `live`
-        workers (the warm-ups they run now)."""
+        workers (the warm-ups they run now). The kernels decisions compiled (a person's first
+        move against an agent not warmed yet) are work done for the steps not begun: as much
+        of their cost as of their kernels."""
         left = [step for step in self._plan if step.key not in self._done]
         seconds = sum(self._costs.get(step.key, warming.DEFAULT_COST) for step in left)
-        seconds *= self._slowness
-        now = time.monotonic()
-        for key, started in under_way(live):  # what the steps under way have done already
-            cost = self._costs.get(key, warming.DEFAULT_COST) * self._slowness
+        running, now = under_way(live), time.monotonic()
+        waiting = [s for s in left if s.kernels() and s.key not in dict(running)]
+        if waiting:
+            share = min(1.0, self._ahead / sum(s.kernels() for s in waiting))
+            seconds -= share * sum(self._costs.get(s.key, warming.DEFAULT_COST) for s in waiting)
+        slowness = self._slowness
+        for key, started in running:  # a step past its estimate: this machine is slower still
+            cost = self._costs.get(key, warming.DEFAULT_COST)
+            slowness = max(slowness, self._measure(now - started, cost))
+        seconds *= slowness
+        for key, started in running:  # what the steps under way have done already
+            cost = self._costs.get(key, warming.DEFAULT_COST) * slowness
             seconds -= min(cost, now - started)
         total = len(self._plan)
         compiling = any(s.key not in self._cached for s in left)
@@ -346,6 +360,13 @@ class Warmup:
                 break
         return self._costs.get(step.key, warming.DEFAULT_COST)
 
+    def _measure(self, took: float, cost: float) -> float:
+        """How much slower than the reference this machine is, with a step of `cost` that took
+        `took` here beside the steps measured so far (the first guess weighs as much as
+        `_PRIOR` seconds of them)."""
+        took_all, cost_all = self._measured
+        return max(0.2, (self._guess * _PRIOR + took_all + took) / (_PRIOR + cost_all + cost))
+
     def warmed(self, step: warming.WarmStep, took: float, failed: bool) -> bool:
         """A worker finished the step in `took` seconds (or failed it); whether every step of
         the plan is done now (it just became so)."""
@@ -354,13 +375,9 @@ class Warmup:
         elif step.key not in self._done:
             self._done[step.key] = took
             cost = self._took_over(step)
-            # how much slower than the reference this machine is, as measured so far (the
-            # first guess weighs as much as `_PRIOR` seconds of it)
+            self._slowness = self._measure(took, cost)
             self._measured[0] += took
             self._measured[1] += cost
-            took_all, cost_all = self._measured
-            guess = self._guess * _PRIOR
-            self._slowness = max(0.2, (guess + took_all) / (_PRIOR + cost_all))
             log.info("engine: %s ready in %.1f s", step.label, took)
         ready = self._ready.get(step.key)
         given_up = self._failed.get(step.key, 0) >= WARM_ATTEMPTS

@@ -7,8 +7,9 @@ protocol. Each message is a frame: an 8-byte big-endian length, then a pickle.
   parent -> worker  (fault, cap, fn, args), one job at a time; end of file means "exit"
   worker -> parent  ("ready", pid) once the engine is imported, then per job one ("ok", value)
                     or ("err", exc), after ("compiling", None) and ("compiled", seconds) around
-                    each chain of kernels numba compiles during the job, and ("kernel", name)
-                    for each of the engine's kernels compiled or loaded from numba's cache
+                    each chain of kernels numba compiles during the job, and ("kernel", (name,
+                    compiled)) for each of the engine's kernels compiled or loaded from
+                    numba's cache
 
 The mode is `jit` (numba compiles each kernel on its first call, or loads it from its cache;
 the parent stops a job's cap while it compiles), `plain` (numba's JIT off: every kernel runs
@@ -147,7 +148,7 @@ def _watch_compiles(replies: IO[bytes]) -> None:
         send(replies, pickle.dumps(("compiled", seconds)))
 
     def kernel(name: str, compiled: bool) -> None:  # the warm-up's progress, kernel by kernel
-        send(replies, pickle.dumps(("kernel", name)))
+        send(replies, pickle.dumps(("kernel", (name, compiled))))
 
     watch = CompileWatch(started, ended, kernel).install()
     _Compiles.count = lambda: watch.count

@@ -151,3 +151,40 @@ def test_an_agent_under_way_counts_what_it_did_and_a_compiled_one_says_nothing()
     plan = warm.warm_plan()
     cached.use_plan((plan, {s.key: warm.LOAD_COST for s in plan}, {s.key for s in plan}), 1.0)
     assert cached.wait_for(step.spec, "connect4", []) is None  # compiled before: loads only
+
+
+def test_kernels_a_decision_compiled_are_work_done_for_the_steps_not_begun() -> None:
+    """A person's first move against an agent not warmed yet compiles its kernels: the steps
+    that would have compiled them only load them (the estimate was twice too long after it)."""
+    w = _warmup(1.0)
+    plan = warm.warm_plan()
+    before = w.status([]).seconds
+    move = SimpleNamespace(warm=None)  # a decision's job
+    for i in range(12):
+        w.kernel((f"engine.fake.k{i}(int64)", True), move)  # type: ignore[arg-type]
+    waiting = [s for s in plan if s.kernels()]
+    share = 12 / sum(s.kernels() for s in waiting)
+    cost = sum(max(warm.LOAD_COST, warm.COSTS.get(s.key, 2.0)) for s in waiting)
+    after = w.status([]).seconds
+    assert after == pytest.approx(before - share * cost)
+    w.kernel(("engine.fake.k0(int64)", True), move)  # type: ignore[arg-type]  # (again)
+    w.kernel(("engine.fake.loaded()", False), move)  # type: ignore[arg-type]
+    step = SimpleNamespace(warm=plan[0])  # the warm-up's own job
+    w.kernel(("engine.fake.warmed()", True), step)  # type: ignore[arg-type]
+    assert w.status([]).seconds == pytest.approx(after)
+    assert w.status([]).kernels == 14
+
+
+def test_a_step_past_its_estimate_makes_the_rest_longer() -> None:
+    """A step still compiling when the estimate said it would be done: this machine is slower
+    than measured so far, and the steps after it will be too."""
+    w = _warmup(1.0)
+    plan = warm.warm_plan()
+    first = plan[0]
+    cost = warm.COSTS[first.key]
+    total = w.status([]).seconds
+    job = SimpleNamespace(warm=first, started=time.monotonic() - 3 * cost)
+    slower = (5.0 + 3 * cost) / (5.0 + cost)  # the first guess weighs 5 s (`_PRIOR`)
+    status = w.status([SimpleNamespace(job=job)])  # type: ignore[list-item]
+    assert status.seconds == pytest.approx((total - cost) * slower, rel=0.01)
+    assert status.seconds > total - cost
