@@ -114,7 +114,8 @@ class Warmup:
         self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
         self._everything: asyncio.Future[None] | None = None
         self._kernels: set[str] = set()  # the engine's kernels some worker compiled or loaded
-        self._ahead = 0  # ... of which people's moves compiled first (the warm-up loads them)
+        self._ahead = 0  # ... of which decisions compiled first, for steps not done yet
+        self._during: dict[str, int] = {}  # ... of which a step's own warm-ups compiled
 
     def begin(self, loop: asyncio.AbstractEventLoop) -> None:
         """The pool starts: the warm-up's clock too."""
@@ -157,9 +158,14 @@ class Warmup:
         """A worker running `job` compiled the engine's kernel (a function and its signature)
         or loaded it from numba's cache: (its name, whether it compiled)."""
         name, compiled = kernel
-        if name not in self._kernels:
-            self._kernels.add(name)
-            self._ahead += compiled and (job is None or job.warm is None)
+        fresh = compiled and name not in self._kernels
+        self._kernels.add(name)
+        if not fresh:
+            return
+        if job is None or job.warm is None:
+            self._ahead += 1
+        else:
+            self._during[job.warm.key] = self._during.get(job.warm.key, 0) + 1
 
     def status(self, live: Iterable[Worker]) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here, given the `live`
@@ -374,6 +380,9 @@ class Warmup:
             self._failed[step.key] = self._failed.get(step.key, 0) + 1
         elif step.key not in self._done:
             self._done[step.key] = took
+            if step.key not in self._cached:  # what it did not compile, decisions had
+                found = step.kernels() - self._during.pop(step.key, 0)
+                self._ahead = max(0, self._ahead - max(0, found))
             cost = self._took_over(step)
             self._slowness = self._measure(took, cost)
             self._measured[0] += took

@@ -188,3 +188,18 @@ def test_a_step_past_its_estimate_makes_the_rest_longer() -> None:
     status = w.status([SimpleNamespace(job=job)])  # type: ignore[list-item]
     assert status.seconds == pytest.approx((total - cost) * slower, rel=0.01)
     assert status.seconds > total - cost
+
+
+def test_kernels_a_decision_compiled_count_once_their_step_is_done() -> None:
+    """The step that loads what a decision compiled takes that work with it: the steps after
+    it are not shortened twice."""
+    w = _warmup(1.0)
+    plan = {s.key: s for s in warm.warm_plan()}
+    before = w.status([]).seconds
+    step = plan["connect4-expert"]
+    move = SimpleNamespace(warm=None)
+    for i in range(step.kernels()):  # a person's first move compiled them all
+        w.kernel((f"engine.fake.k{i}()", True), move)  # type: ignore[arg-type]
+    w.warmed(step, 0.5, failed=False)  # ... so its warm-up only loaded them
+    cost = max(warm.LOAD_COST, warm.COSTS[step.key])
+    assert w.status([]).seconds == pytest.approx((before - cost) * w._slowness)
