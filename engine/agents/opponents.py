@@ -51,7 +51,7 @@ def _greedy(rule: str, ties: str) -> Opponent:
         f"greedy-{rule}",
         Budget(),
         f"flips as many discs as it can each move, {ties}; blind to corners and mobility "
-        "(as easy as easy)",
+        "(easier than easy)",
         tie_break=rule,
     )
 
@@ -137,7 +137,7 @@ _CURATED: dict[str, tuple[Opponent, ...]] = {
             Budget(),
             "learns from every game it plays here which squares are worth owning; mostly flips "
             "as many discs as it can, one move in five takes the discs its grid values most "
-            "(weak: about easy)",
+            "(weak: below easy)",
             learns=True,
             memory="default",
         ),
