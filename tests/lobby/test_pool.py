@@ -349,6 +349,39 @@ async def test_a_job_a_person_waits_for_goes_before_the_others() -> None:
         await pool.close()
 
 
+def thinking_time(state: object, spec: object, budget: Budget, *rest: object) -> float | None:
+    return budget.time  # stands in for `choose_in_worker`: what the agent would be given
+
+
+async def test_the_wait_for_a_worker_counts_in_a_decisions_time_budget() -> None:
+    """The person's wait for a move is its time budget: a decision that waited for a worker
+    thinks that much less, but at least half of it; one sent at once keeps all of it."""
+    pool = EnginePool(workers=1, warm=False, ceiling=10.0)
+    await pool.start()
+    state, spec = Connect4State.from_moves("44"), AgentSpec("minimax")
+
+    async def given(budget: Budget, urgent: bool = False) -> float | None:
+        return cast("float | None", await pool.choose(state, spec, budget, urgent=urgent))
+
+    try:
+        with mock.patch("lobby.pool.choose_in_worker", thinking_time):
+            at_once = await given(Budget(time=1.0))
+            busy = asyncio.ensure_future(pool.run(sleeper, 0.6))  # the only worker is busy
+            await asyncio.sleep(0)
+            waited = await given(Budget(time=1.0))
+            short = asyncio.ensure_future(pool.run(sleeper, 0.3))
+            await asyncio.sleep(0)
+            partly = await given(Budget(time=4.0), urgent=True)
+            depth = await given(Budget(depth=3))
+            await asyncio.gather(busy, short)
+    finally:
+        await pool.close()
+    assert at_once is not None and 0.9 < at_once <= 1.0
+    assert waited == 0.5  # it waited over half its second: half is left
+    assert partly is not None and 2.0 <= partly <= 3.7
+    assert depth is None
+
+
 async def test_the_pools_threads_never_take_ctrl_c() -> None:
     """A process-wide SIGINT goes to any thread that does not block it: one landing on a
     reader or sender thread would not wake `asyncio.run`'s loop (the parent slept on)."""
