@@ -593,5 +593,7 @@ def hint_move(me: np.uint64, opp: np.uint64, move: int, tt: TTArray) -> None:
         if tt[e]["move"] < 0:
             tt[e]["move"] = move
         return
-    # a new entry with no bounds (-64, 64): only the move
-    _store(me, opp, s, 64 - popcnt(me | opp), 64, -64, 0, move, tt)
+    # a new entry with no bounds (-64, 64): only the move (the numbers typed int64, as in
+    # `_pvs`'s call: literal ones would compile `_store` a second time)
+    alpha, beta, best = np.int64(64), np.int64(-64), np.int64(0)
+    _store(me, opp, s, 64 - popcnt(me | opp), alpha, beta, best, move, tt)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.games.bits import ONE, ZERO, inline_kernel, kernel, popcnt
-from engine.games.othkernels import legal_mask
+from engine.games.othkernels import legal_masks
 
 WIN = 100_000
 """Score of a won finished game before the disc difference is added."""
@@ -131,8 +131,7 @@ def _corner_terms(me: np.uint64, opp: np.uint64) -> int:
 @kernel
 def evaluate(me: np.uint64, opp: np.uint64) -> int:
     """Static score of the position for the side to move (`me`); see the module docstring."""
-    my_moves = legal_mask(me, opp)
-    their_moves = legal_mask(opp, me)
+    my_moves, their_moves = legal_masks(me, opp)
     if my_moves == ZERO and their_moves == ZERO:
         return terminal_score(me, opp)
     occupied = me | opp

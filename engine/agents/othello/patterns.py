@@ -26,14 +26,20 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, config
+from numba.extending import intrinsic
 
 from engine.agents.othello.evals import EVAL_BOUND
-from engine.games.bits import inline_kernel, kernel, lsb_index, popcnt, popcount
-from engine.games.othkernels import inline_legal_mask, legal_mask
+from engine.games.bits import inline_kernel, kernel, popcnt, popcount
+from engine.games.othkernels import inline_legal_mask, legal_mask, legal_masks
 
+_JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
 DATA = Path(__file__).parent.parent / "data" / "othello_patterns.npz"
 PHASES = 10  # by plies played: 6 plies a phase, the last phase from 54 on
 MAX_LEN = 10
@@ -351,8 +357,6 @@ def _square_deltas() -> npt.NDArray[np.uint64]:
 
 
 SQ_DELTA = _square_deltas()
-_Z64 = np.uint64(0)
-_S1 = np.uint64(1)
 EXACT = WEIGHTS
 """The column of `search_weights` that says whether its weights add up exactly in any order."""
 
@@ -408,6 +412,85 @@ def set_indices(me: np.uint64, opp: np.uint64, ply: int, idx: Indices) -> None:
         idx[ply, i] = v
 
 
+def _play_words_impl(typingctx: Any, words: Any, ply: Any, sq: Any, f: Any, delta: Any) -> Any:
+    """LLVM's code for `play_indices`: the twelve words of a row as three vectors of four (the
+    compiler would unroll a loop over them into twelve scalar steps), the flipped squares' rows
+    of `delta` summed in registers, the new row written once."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        words_t, delta_t = signature.args[0], signature.args[4]
+        w = context.make_array(words_t)(context, builder, args[0])
+        d = context.make_array(delta_t)(context, builder, args[4])
+        ply_v, sq_v, f_v = args[1], args[2], args[3]
+        i64 = ir.IntType(64)
+        vec = ir.VectorType(i64, 4)
+
+        def row(ary_t: Any, ary: Any, r: Any) -> Any:
+            item = (context, builder, ary_t, ary, [r, i64(0)])
+            ptr = cgutils.get_item_pointer(*item)  # type: ignore[no-untyped-call]
+            return builder.bitcast(ptr, vec.as_pointer())
+
+        def load3(ptr: Any) -> list[Any]:
+            return [builder.load(builder.gep(ptr, [ir.IntType(32)(k)]), align=8) for k in range(3)]
+
+        start = builder.basic_block
+        head = builder.append_basic_block("flips.head")
+        body = builder.append_basic_block("flips.body")
+        done = builder.append_basic_block("flips.done")
+        none = ir.Constant(vec, [0, 0, 0, 0])
+        builder.branch(head)
+        builder.position_at_end(head)
+        bits = builder.phi(i64)
+        sums = [builder.phi(vec) for _ in range(3)]
+        bits.add_incoming(f_v, start)
+        for acc in sums:
+            acc.add_incoming(none, start)
+        builder.cbranch(builder.icmp_unsigned("!=", bits, i64(0)), body, done)
+        builder.position_at_end(body)
+        s = builder.cttz(bits, ir.IntType(1)(0))
+        more = [builder.add(a, v) for a, v in zip(sums, load3(row(delta_t, d, s)), strict=True)]
+        bits.add_incoming(builder.and_(bits, builder.sub(bits, i64(1))), body)
+        for acc, v in zip(sums, more, strict=True):
+            acc.add_incoming(v, body)
+        builder.branch(head)
+        builder.position_at_end(done)
+        odd = builder.trunc(ply_v, ir.IntType(1))
+        src = load3(row(words_t, w, ply_v))
+        placed = load3(row(delta_t, d, sq_v))
+        dst = row(words_t, w, builder.add(ply_v, i64(1)))
+        for k in range(3):
+            # odd plies: digit 2 placed, flipped 1 -> 2; even plies: digit 1, flipped 2 -> 1
+            put = builder.select(odd, builder.add(placed[k], placed[k]), placed[k])
+            flip = builder.select(odd, sums[k], builder.sub(none, sums[k]))
+            value = builder.add(builder.add(src[k], put), flip)
+            builder.store(value, builder.gep(dst, [ir.IntType(32)(k)]), align=8)
+        return context.get_dummy_value()
+
+    return types.void(words, ply, sq, f, delta), codegen
+
+
+def _play_words_python(words: Words, ply: int, sq: int, f: np.uint64, delta: Words) -> None:
+    """`_play_words` in plain Python (numba's JIT off), with Python ints (no uint64 warnings)."""
+    flipped = [0] * WORDS
+    bits = int(f)
+    while bits:
+        s = (bits & -bits).bit_length() - 1
+        bits &= bits - 1
+        for k in range(WORDS):
+            flipped[k] += int(delta[s, k])
+    for k in range(WORDS):
+        if ply & 1:
+            v = int(words[ply, k]) + 2 * int(delta[sq, k]) + flipped[k]
+        else:
+            v = int(words[ply, k]) + int(delta[sq, k]) - flipped[k]
+        words[ply + 1, k] = v & _MASK64
+
+
+_MASK64 = (1 << 64) - 1
+assert WORDS == 12  # `_play_words` reads a row as three vectors of four words
+_play_words: Any = _play_words_python if _JIT_OFF else intrinsic(_play_words_impl)
+
+
 @inline_kernel
 def play_indices(words: Words, ply: int, sq: int, f: np.uint64) -> None:
     """Row ply + 1 of the indices from row `ply` (`words`: the rows read four indices a
@@ -416,32 +499,10 @@ def play_indices(words: Words, ply: int, sq: int, f: np.uint64) -> None:
 
     Four indices are added a word at a time: each index stays in 0 .. 3**10 - 1 after every
     step (a placed digit goes 0 -> mover, a flipped one 2 -> 1 or 1 -> 2), so no sum carries
-    into the next index. The flipped squares' place values are summed in twelve local words
-    first (registers, which LLVM adds as vectors), then the row is written once.
+    into the next index. The flipped squares' place values are summed in registers first,
+    four words a vector (`_play_words`), then the row is written once.
     """
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = _Z64
-    while f:
-        s = lsb_index(f)
-        f &= f - np.uint64(1)
-        a0 += SQ_DELTA[s, 0]
-        a1 += SQ_DELTA[s, 1]
-        a2 += SQ_DELTA[s, 2]
-        a3 += SQ_DELTA[s, 3]
-        a4 += SQ_DELTA[s, 4]
-        a5 += SQ_DELTA[s, 5]
-        a6 += SQ_DELTA[s, 6]
-        a7 += SQ_DELTA[s, 7]
-        a8 += SQ_DELTA[s, 8]
-        a9 += SQ_DELTA[s, 9]
-        a10 += SQ_DELTA[s, 10]
-        a11 += SQ_DELTA[s, 11]
-    flipped = (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
-    if ply & 1:  # digit 2 placed, flipped discs 1 -> 2
-        for k in range(WORDS):
-            words[ply + 1, k] = words[ply, k] + (SQ_DELTA[sq, k] << _S1) + flipped[k]
-    else:  # digit 1 placed, flipped discs 2 -> 1
-        for k in range(WORDS):
-            words[ply + 1, k] = words[ply, k] + SQ_DELTA[sq, k] - flipped[k]
+    _play_words(words, ply, sq, f, SQ_DELTA)
 
 
 @inline_kernel
@@ -449,6 +510,16 @@ def pass_indices(words: Words, ply: int) -> None:
     """Row ply + 1 of the indices after a pass at `ply`: the same discs, the same indices."""
     for k in range(WORDS):
         words[ply + 1, k] = words[ply, k]
+
+
+@kernel
+def _ordered_sum(idx: Indices, ply: int, w: npt.NDArray[np.float32], row: int) -> float:
+    """The weights of row `ply` of `idx` added one by one, in instance order (weights that do
+    not add up exactly in any order; out of line: the shipped weights never come here)."""
+    total = 0.0
+    for i in range(N_INST):
+        total += w[row, INST_OFF[i] + idx[ply, i]]
+    return total
 
 
 @inline_kernel
@@ -472,10 +543,9 @@ def indexed_value(
         b += w[row, INST_OFF[N_INST - 1] + idx[ply, N_INST - 1]]
         total = (a + b) + (c + d)
     else:
-        total = 0.0
-        for i in range(N_INST):
-            total += w[row, INST_OFF[i] + idx[ply, i]]
-    mob = mobility(me, opp) - mobility(opp, me)
+        total = _ordered_sum(idx, ply, w, row)
+    mine, theirs = legal_masks(me, opp)
+    mob = popcnt(mine) - popcnt(theirs)
     total += w[p, TABLE] * mob + w[p, TABLE + 1]
     score: int = round(100.0 * total)
     return min(max(score, -EVAL_BOUND), EVAL_BOUND)

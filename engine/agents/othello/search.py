@@ -246,6 +246,14 @@ def _leaf(me: np.uint64, opp: np.uint64, ply: int, tables: Tables, stats: I64Arr
 
 
 @search_kernel
+def _horizon(me: np.uint64, opp: np.uint64, ply: int, tables: Tables, stats: I64Array) -> int:
+    """`_leaf` out of line, for the rare horizon reached by a call (after a pass, or a search of
+    depth 0): a node scores its leaf children in its own loop; a second inlined copy of the
+    evaluation in `_negamax` would only lengthen its compile."""
+    return _leaf(me, opp, ply, tables, stats)
+
+
+@search_kernel
 def _negamax(
     me: np.uint64,
     opp: np.uint64,
@@ -264,7 +272,7 @@ def _negamax(
     # The tables are read through `tables.` at each use, not bound to names: a name that lives
     # across branches costs numba a reference count update per node.
     if depth <= 0:
-        return _leaf(me, opp, ply, tables, stats)
+        return _horizon(me, opp, ply, tables, stats)
     moves = inline_legal_mask(me, opp)
     if moves == ZERO:
         if inline_legal_mask(opp, me) == ZERO:
