@@ -169,31 +169,40 @@ class Warmup:
 
     def status(self, live: Iterable[Worker]) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here, given the `live`
-        workers (the warm-ups they run now). The kernels decisions compiled (a person's first
-        move against an agent not warmed yet) are work done for the steps not begun: as much
-        of their cost as of their kernels."""
+        workers (the warm-ups they run now)."""
         left = [step for step in self._plan if step.key not in self._done]
-        seconds = sum(self._costs.get(step.key, warming.DEFAULT_COST) for step in left)
-        running, now = under_way(live), time.monotonic()
-        waiting = [s for s in left if s.kernels() and s.key not in dict(running)]
-        if waiting:
-            share = min(1.0, self._ahead / sum(s.kernels() for s in waiting))
-            seconds -= share * sum(self._costs.get(s.key, warming.DEFAULT_COST) for s in waiting)
-        slowness = self._slowness
-        for key, started in running:  # a step past its estimate: this machine is slower still
-            cost = self._costs.get(key, warming.DEFAULT_COST)
-            slowness = max(slowness, self._measure(now - started, cost))
-        seconds *= slowness
-        for key, started in running:  # what the steps under way have done already
-            cost = self._costs.get(key, warming.DEFAULT_COST) * slowness
-            seconds -= min(cost, now - started)
         total = len(self._plan)
         compiling = any(s.key not in self._cached for s in left)
         labels = tuple(s.label for s in left)
         kernels, kernel_total = self.kernel_counts()
+        seconds = self._seconds_left(left, live)
         return EngineStatus(
-            total - len(left), total, labels, max(0.0, seconds), compiling, kernels, kernel_total
+            total - len(left), total, labels, seconds, compiling, kernels, kernel_total
         )
+
+    def _seconds_left(self, left: list[warming.WarmStep], live: Iterable[Worker]) -> float:
+        """About how long the steps `left` take here. The kernels decisions compiled (a
+        person's first move against an agent not warmed yet) are work done for the steps not
+        begun: as much of their cost as of their kernels. A step under way has done as much
+        of its cost as the time it ran, and at least as much as of its kernels; one past its
+        estimate shows this machine slower still."""
+        costs = {s.key: self._costs.get(s.key, warming.DEFAULT_COST) for s in left}
+        running = {key: started for key, started in under_way(live) if key in costs}
+        waiting = [s for s in left if s.kernels() and s.key not in running]
+        seconds = sum(costs.values())
+        if waiting:
+            share = min(1.0, self._ahead / sum(s.kernels() for s in waiting))
+            seconds -= share * sum(costs[s.key] for s in waiting)
+        now = time.monotonic()
+        slowness = max(
+            [self._slowness] + [self._measure(now - t, costs[k]) for k, t in running.items()]
+        )
+        seconds *= slowness
+        for key, started in running.items():
+            cost, kernels = costs[key] * slowness, self.step(key).kernels()
+            undone = 1.0 - min(1.0, self._during.get(key, 0) / kernels) if kernels else 0.0
+            seconds -= cost - max(cost - (now - started), undone * cost)
+        return max(0.0, seconds)
 
     def kernel_counts(self) -> tuple[int, int]:
         """The engine's kernels ready in some worker, of those the plan needs (`KERNELS`). A

@@ -177,16 +177,23 @@ def test_kernels_a_decision_compiled_are_work_done_for_the_steps_not_begun() -> 
 
 def test_a_step_past_its_estimate_makes_the_rest_longer() -> None:
     """A step still compiling when the estimate said it would be done: this machine is slower
-    than measured so far, and the steps after it will be too."""
+    than measured so far, the steps after it will be too, and it has as much left as of its
+    kernels (the estimate had said 1 s left for a minute)."""
     w = _warmup(1.0)
     plan = warm.warm_plan()
     first = plan[0]
-    cost = warm.COSTS[first.key]
+    cost, kernels = warm.COSTS[first.key], first.kernels()
     total = w.status([]).seconds
     job = SimpleNamespace(warm=first, started=time.monotonic() - 3 * cost)
+    live = [SimpleNamespace(job=job)]
     slower = (5.0 + 3 * cost) / (5.0 + cost)  # the first guess weighs 5 s (`_PRIOR`)
-    status = w.status([SimpleNamespace(job=job)])  # type: ignore[list-item]
-    assert status.seconds == pytest.approx((total - cost) * slower, rel=0.01)
+    status = w.status(live)  # type: ignore[arg-type]
+    assert status.seconds == pytest.approx(total * slower, rel=0.01)  # none of its kernels
+    for i in range(kernels // 2):
+        w.kernel((f"engine.fake.k{i}()", True), job)  # type: ignore[arg-type]
+    undone = 1 - (kernels // 2) / kernels
+    status = w.status(live)  # type: ignore[arg-type]
+    assert status.seconds == pytest.approx((total - cost + undone * cost) * slower, rel=0.01)
     assert status.seconds > total - cost
 
 
