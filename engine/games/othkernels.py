@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from llvmlite import ir
 from numba import types
-from numba.core import config
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
 from engine.games.bits import (
@@ -34,7 +34,6 @@ from engine.games.bits import (
     inline_kernel,
     kernel,
     lsb_index,
-    msb_index,
     popcnt,
     xorshift,
 )
@@ -203,6 +202,55 @@ def legal_mask(me: np.uint64, opp: np.uint64) -> np.uint64:
     return inline_legal_mask(me, opp)
 
 
+def _flips_impl(typingctx: Any, me: Any, opp: Any, sq: Any, rays: Any) -> Any:
+    """LLVM's code for `inline_flips`: the four rays up the square indices in one vector of
+    four lanes, the four down in another (the highest bit of each lane by one `vplzcntq`
+    where the CPU has AVX-512), then the OR of the eight lanes."""
+    if not _is_u64(me, opp) or not isinstance(sq, types.Integer):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        a, b, square = args[0], args[1], args[2]
+        rays_t = signature.args[3]
+        table = context.make_array(rays_t)(context, builder, args[3])
+        i64 = ir.IntType(64)
+        vec = ir.VectorType(i64, 4)
+        square = context.cast(builder, square, signature.args[2], types.int64)
+        item = (context, builder, rays_t, table, [square, i64(0)])
+        ptr = cgutils.get_item_pointer(*item)  # type: ignore[no-untyped-call]
+        ptr = builder.bitcast(ptr, vec.as_pointer())
+        up = builder.load(ptr, align=8)
+        down = builder.load(builder.gep(ptr, [ir.IntType(32)(1)]), align=8)
+        mine = _lanes(builder, [a])
+        theirs = builder.not_(_lanes(builder, [b]))
+        zero = ir.Constant(vec, [0] * 4)
+        # up: the lowest square of each ray that is not theirs; the run below it flips if it
+        # is ours
+        x = builder.and_(up, theirs)
+        m = builder.and_(builder.and_(x, builder.sub(zero, x)), mine)
+        some = builder.sext(builder.icmp_unsigned("!=", m, zero), vec)
+        f = builder.and_(up, builder.add(m, some))
+        # down: the highest such square (each ray's lowest bit set, so never 0)
+        x = builder.or_(builder.and_(down, theirs), ir.Constant(vec, [1] * 4))
+        lead = builder.call(
+            cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+                builder.module, ir.FunctionType(vec, [vec, ir.IntType(1)]), "llvm.ctlz.v4i64"
+            ),
+            [x, ir.IntType(1)(0)],
+        )
+        top = builder.lshr(ir.Constant(vec, [1 << 63] * 4), lead)
+        m = builder.and_(builder.and_(top, mine), down)
+        f = builder.or_(
+            f, builder.and_(down, builder.sub(zero, builder.shl(m, ir.Constant(vec, [1] * 4))))
+        )
+        return _or_lanes(builder, f, 0)
+
+    return types.uint64(me, opp, sq, rays), codegen
+
+
+_vector_flips: Any = intrinsic(_flips_impl)
+
+
 @inline_kernel
 def inline_flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
     """`flips` inlined by numba into its caller (the midgame search's, as `inline_legal_mask`).
@@ -212,19 +260,10 @@ def inline_flips(me: np.uint64, opp: np.uint64, sq: int) -> np.uint64:
 
     Branch-free: along each ray the first square that is not an opponent disc is found (the
     lowest set bit going up the square indices, the highest going down); if it holds a disc of
-    `me`, the opponent discs before it flip.
+    `me`, the opponent discs before it flip. The eight rays are eight lanes of two LLVM
+    vectors (`_flips_impl`).
     """
-    f = ZERO
-    for d in range(4):
-        r = RAYS[sq, d]
-        x = r & ~opp
-        m = x & (ZERO - x) & me  # the outflanking disc, or 0
-        f |= r & (m - ((m | (ZERO - m)) >> np.uint64(63)))
-    for d in range(4, 8):
-        r = RAYS[sq, d]
-        x = (r & ~opp) | ONE  # never 0: its highest bit is a square
-        m = (ONE << np.uint64(msb_index(x))) & me & r
-        f |= r & (ZERO - (m << ONE))
+    f: np.uint64 = _vector_flips(me, opp, sq, RAYS)
     return f
 
 
