@@ -330,38 +330,11 @@ def _negamax(
                 return 0
             v = -_leaf(c_me, c_opp, ply + 1, tables, stats)
         elif i == 0:
-            v = -_negamax(
-                c_me,
-                c_opp,
-                depth - 1,
-                -beta,
-                -alpha,
-                ply + 1,
-                tables,
-                stats,
-            )
+            v = -_negamax(c_me, c_opp, depth - 1, -beta, -alpha, ply + 1, tables, stats)
         else:
-            v = -_negamax(
-                c_me,
-                c_opp,
-                depth - 1,
-                -alpha - 1,
-                -alpha,
-                ply + 1,
-                tables,
-                stats,
-            )
+            v = -_negamax(c_me, c_opp, depth - 1, -alpha - 1, -alpha, ply + 1, tables, stats)
             if v > alpha and v < beta and stats[_ABORT] == 0:
-                v = -_negamax(
-                    c_me,
-                    c_opp,
-                    depth - 1,
-                    -beta,
-                    -alpha,
-                    ply + 1,
-                    tables,
-                    stats,
-                )
+                v = -_negamax(c_me, c_opp, depth - 1, -beta, -alpha, ply + 1, tables, stats)
         if stats[_ABORT]:
             return 0
         if v > best:
