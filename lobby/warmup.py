@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ class Warmup:
         self._kernels: set[str] = set()  # the engine's kernels some worker compiled or loaded
         self._ahead = 0  # ... of which decisions compiled first, for steps not done yet
         self._during: dict[str, int] = {}  # ... of which a step's own warm-ups compiled
+        self._decided = -math.inf  # when a decision last compiled a kernel (monotonic)
 
     def begin(self, loop: asyncio.AbstractEventLoop) -> None:
         """The pool starts: the warm-up's clock too."""
@@ -156,16 +158,22 @@ class Warmup:
 
     def kernel(self, kernel: tuple[str, bool], job: Job | None) -> None:
         """A worker running `job` compiled the engine's kernel (a function and its signature)
-        or loaded it from numba's cache: (its name, whether it compiled)."""
+        or loaded it from numba's cache: (its name, whether it compiled). A kernel compiled
+        first counts for the step of the job's agent, up to that step's count (`KERNELS`);
+        beyond, for the steps not begun (its family's, which it compiled ahead of them)."""
         name, compiled = kernel
         fresh = compiled and name not in self._kernels
         self._kernels.add(name)
-        if not fresh:
+        if not fresh or job is None:
             return
-        if job is None or job.warm is None:
-            self._ahead += 1
+        if job.warm is None:
+            self._decided = time.monotonic()  # the warm-ups under way wait for the CPU
+        key = job.warm.key if job.warm is not None else job.step
+        known = next((s for s in self._plan if s.key == key and key not in self._done), None)
+        if known is not None and self._during.get(known.key, 0) < known.kernels():
+            self._during[known.key] = self._during.get(known.key, 0) + 1
         else:
-            self._during[job.warm.key] = self._during.get(job.warm.key, 0) + 1
+            self._ahead += 1
 
     def status(self, live: Iterable[Worker]) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here, given the `live`
@@ -181,27 +189,41 @@ class Warmup:
         )
 
     def _seconds_left(self, left: list[warming.WarmStep], live: Iterable[Worker]) -> float:
-        """About how long the steps `left` take here. The kernels decisions compiled (a
-        person's first move against an agent not warmed yet) are work done for the steps not
-        begun: as much of their cost as of their kernels. A step under way has done as much
-        of its cost as the time it ran, and at least as much as of its kernels; one past its
-        estimate shows this machine slower still."""
-        costs = {s.key: self._costs.get(s.key, warming.DEFAULT_COST) for s in left}
-        running = {key: started for key, started in under_way(live) if key in costs}
-        waiting = [s for s in left if s.kernels() and s.key not in running]
-        seconds = sum(costs.values())
-        if waiting:
-            share = min(1.0, self._ahead / sum(s.kernels() for s in waiting))
-            seconds -= share * sum(costs[s.key] for s in waiting)
-        now = time.monotonic()
+        """About how long the steps `left` take here. A step has done as much of its cost as
+        of its kernels compiled (by its warm-up, or by a decision of its agent: a person's
+        first move); the kernels compiled ahead of their step are as much of the cost of the
+        steps not begun. A step under way has done as much of its cost as the time it ran, if
+        that is less, until it is past its estimate: then it has left as much as of its
+        kernels not compiled, and shows this machine slower still, unless a decision compiled
+        meanwhile (a warm-up gives it the CPU)."""
+        running = {key: started for key, started in under_way(live)}
+        now, waiting, kernels = time.monotonic(), 0.0, 0
+        rest: dict[str, tuple[float, float, int]] = {}
+        for step in left:
+            cost, count = self._costs.get(step.key, warming.DEFAULT_COST), step.kernels()
+            undone = 1.0 - min(1.0, self._during.get(step.key, 0) / count) if count else 1.0
+            rest[step.key] = cost, undone, count
+            if step.key not in running and count:
+                waiting += cost * undone
+                kernels += count - self._during.get(step.key, 0)
+        seconds = sum(cost * undone for cost, undone, _ in rest.values())
+        if kernels > 0:
+            seconds -= min(1.0, self._ahead / kernels) * waiting
         slowness = max(
-            [self._slowness] + [self._measure(now - t, costs[k]) for k, t in running.items()]
+            [self._slowness]
+            + [
+                self._measure(now - started, rest[key][0])
+                for key, started in running.items()
+                if key in rest and started > self._decided
+            ]
         )
         seconds *= slowness
         for key, started in running.items():
-            cost, kernels = costs[key] * slowness, self.step(key).kernels()
-            undone = 1.0 - min(1.0, self._during.get(key, 0) / kernels) if kernels else 0.0
-            seconds -= cost - max(cost - (now - started), undone * cost)
+            if key in rest:  # (a load of a step done costs nothing here)
+                cost, undone, count = rest[key][0] * slowness, rest[key][1], rest[key][2]
+                by_time = cost - (now - started)
+                left_here = undone * cost if by_time <= 0 and count else min(undone * cost, by_time)
+                seconds -= undone * cost - max(0.0, left_here)
         return max(0.0, seconds)
 
     def kernel_counts(self) -> tuple[int, int]:
@@ -348,8 +370,9 @@ class Warmup:
         assert step is not None
         if not failed:
             w.warmed.add(step.key)
-        took = time.monotonic() - (job.started or time.monotonic())
-        if self.warmed(step, took, failed):
+        began = job.started or time.monotonic()
+        took = time.monotonic() - began
+        if self.warmed(step, took, failed, measured=began > self._decided):
             for v in live:  # no more first moves to answer in plain Python
                 if v.plain and v.state == "idle":
                     v.retire()  # (a busy one retires once its answer is in)
@@ -382,9 +405,12 @@ class Warmup:
         took_all, cost_all = self._measured
         return max(0.2, (self._guess * _PRIOR + took_all + took) / (_PRIOR + cost_all + cost))
 
-    def warmed(self, step: warming.WarmStep, took: float, failed: bool) -> bool:
+    def warmed(
+        self, step: warming.WarmStep, took: float, failed: bool, measured: bool = True
+    ) -> bool:
         """A worker finished the step in `took` seconds (or failed it); whether every step of
-        the plan is done now (it just became so)."""
+        the plan is done now (it just became so). Not `measured`: a decision compiled
+        meanwhile, and had the CPU first (its time says nothing of this machine's speed)."""
         if failed:
             self._failed[step.key] = self._failed.get(step.key, 0) + 1
         elif step.key not in self._done:
@@ -393,9 +419,10 @@ class Warmup:
                 found = step.kernels() - self._during.pop(step.key, 0)
                 self._ahead = max(0, self._ahead - max(0, found))
             cost = self._took_over(step)
-            self._slowness = self._measure(took, cost)
-            self._measured[0] += took
-            self._measured[1] += cost
+            if measured:
+                self._slowness = self._measure(took, cost)
+                self._measured[0] += took
+                self._measured[1] += cost
             log.info("engine: %s ready in %.1f s", step.label, took)
         ready = self._ready.get(step.key)
         given_up = self._failed.get(step.key, 0) >= WARM_ATTEMPTS

@@ -159,7 +159,7 @@ def test_kernels_a_decision_compiled_are_work_done_for_the_steps_not_begun() -> 
     w = _warmup(1.0)
     plan = warm.warm_plan()
     before = w.status([]).seconds
-    move = SimpleNamespace(warm=None)  # a decision's job
+    move = SimpleNamespace(warm=None, step=None)  # a decision's job (an agent not in the plan)
     for i in range(12):
         w.kernel((f"engine.fake.k{i}(int64)", True), move)  # type: ignore[arg-type]
     waiting = [s for s in plan if s.kernels()]
@@ -169,10 +169,8 @@ def test_kernels_a_decision_compiled_are_work_done_for_the_steps_not_begun() -> 
     assert after == pytest.approx(before - share * cost)
     w.kernel(("engine.fake.k0(int64)", True), move)  # type: ignore[arg-type]  # (again)
     w.kernel(("engine.fake.loaded()", False), move)  # type: ignore[arg-type]
-    step = SimpleNamespace(warm=plan[0])  # the warm-up's own job
-    w.kernel(("engine.fake.warmed()", True), step)  # type: ignore[arg-type]
-    assert w.status([]).seconds == pytest.approx(after)
-    assert w.status([]).kernels == 14
+    assert w.status([]).seconds == pytest.approx(after)  # (a load is no compile)
+    assert w.status([]).kernels == 13
 
 
 def test_a_step_past_its_estimate_makes_the_rest_longer() -> None:
@@ -195,6 +193,10 @@ def test_a_step_past_its_estimate_makes_the_rest_longer() -> None:
     status = w.status(live)  # type: ignore[arg-type]
     assert status.seconds == pytest.approx((total - cost + undone * cost) * slower, rel=0.01)
     assert status.seconds > total - cost
+    # a decision compiled meanwhile (a person's first move), and the warm-up waited for the CPU
+    w.kernel(("engine.fake.decided()", True), SimpleNamespace(warm=None, step=None))  # type: ignore[arg-type]
+    status = w.status(live)  # type: ignore[arg-type]
+    assert status.seconds < (total - cost + undone * cost) * slower * 0.99
 
 
 def test_kernels_a_decision_compiled_count_once_their_step_is_done() -> None:
@@ -204,9 +206,35 @@ def test_kernels_a_decision_compiled_count_once_their_step_is_done() -> None:
     plan = {s.key: s for s in warm.warm_plan()}
     before = w.status([]).seconds
     step = plan["connect4-expert"]
-    move = SimpleNamespace(warm=None)
+    move = SimpleNamespace(warm=None, step=None)
     for i in range(step.kernels()):  # a person's first move compiled them all
         w.kernel((f"engine.fake.k{i}()", True), move)  # type: ignore[arg-type]
     w.warmed(step, 0.5, failed=False)  # ... so its warm-up only loaded them
     cost = max(warm.LOAD_COST, warm.COSTS[step.key])
     assert w.status([]).seconds == pytest.approx((before - cost) * w._slowness)
+
+
+def test_a_step_that_waited_for_a_decisions_compile_says_nothing_of_the_machines_speed() -> None:
+    """A person's first move compiled beside the warm-up, which gave it the CPU: the step took
+    ten times its cost, and the estimate had said 159 s left with 50 s to go."""
+    w = _warmup(1.0)
+    step = next(s for s in warm.warm_plan() if s.key == "connect4-expert")
+    before = w.status([]).seconds
+    w.warmed(step, 10 * warm.COSTS[step.key], failed=False, measured=False)
+    assert w.status([]).seconds == pytest.approx(before - warm.COSTS[step.key])
+
+
+def test_kernels_a_decision_compiled_for_its_agent_are_that_steps_work_done() -> None:
+    """The Othello expert asked for first: its decision compiles the step's kernels (the
+    estimate had said 53 s left with 27 s to go, counting them as any step's)."""
+    w = _warmup(1.0)
+    step = next(s for s in warm.warm_plan() if s.key == "othello-expert")
+    before = w.status([]).seconds
+    move = SimpleNamespace(warm=None, step=step.key)
+    for i in range(step.kernels() // 2):
+        w.kernel((f"engine.fake.k{i}()", True), move)  # type: ignore[arg-type]
+    done = (step.kernels() // 2) / step.kernels()
+    assert w.status([]).seconds == pytest.approx(before - done * warm.COSTS[step.key])
+    for i in range(step.kernels() // 2, step.kernels() + 4):  # and 4 of other steps
+        w.kernel((f"engine.fake.k{i}()", True), move)  # type: ignore[arg-type]
+    assert w.status([]).seconds < before - warm.COSTS[step.key]
