@@ -154,10 +154,8 @@ class Tournament(commands.Cog):
         async with Reply(interaction) as reply:
             try:
                 view = await lobby.tournaments.create(
-                    who, where(interaction), game, format, rounds,
-                    None if clock is None else float(clock),
-                    None if start is None else float(start),
-                )  # fmt: skip
+                    who, where(interaction), game, format, rounds, clock, start
+                )  # checked there, types too: a forged request can send anything
             except NotHere as exc:
                 raise elsewhere(interaction, exc) from None
             message_id = await reply.send(embed=standings_embed(view), mentions=NONE)

@@ -134,17 +134,22 @@ class Tournaments:
         """A new tournament in this channel, open for entrants. `rounds`: Swiss only (by
         default enough for one winner); `clock`: a person's seconds per move (the server's
         by default); `start_minutes`: it starts by itself then (else on /tournament start)."""
+        if where.guild_id is None:
+            raise BadRequest("tournaments are held in a server's channels")
         if fmt not in FORMATS:
             raise BadRequest(f"format must be one of {', '.join(FORMATS)}")
-        if rounds is not None and (fmt != "swiss" or not 1 <= rounds <= MAX_ROUNDS):
+        # The types too: a forged request can carry any value where a number goes.
+        if rounds is not None and (
+            fmt != "swiss" or type(rounds) is not int or not 1 <= rounds <= MAX_ROUNDS
+        ):
             raise BadRequest(f"rounds: 1 to {MAX_ROUNDS}, for a Swiss tournament only")
-        if clock is not None and not (math.isfinite(clock) and MIN_CLOCK <= clock <= MAX_CLOCK):
+        if clock is not None and not (_number(clock) and MIN_CLOCK <= clock <= MAX_CLOCK):
             raise BadRequest(f"clock: {MIN_CLOCK:g} to {MAX_CLOCK:g} seconds a move")
         if start_minutes is not None and not (
-            math.isfinite(start_minutes) and 1 <= start_minutes <= MAX_START_MINUTES
+            _number(start_minutes) and 1 <= start_minutes <= MAX_START_MINUTES
         ):
             raise BadRequest(f"start: 1 to {MAX_START_MINUTES} minutes from now")
-        offer_named(game)
+        game = offer_named(game).key  # stored by its key, not an alias
         await self._settings.check_start(where, game)
         if await self._in_channel(where) is not None:
             raise BadRequest("this channel has a tournament already: one at a time")
@@ -173,6 +178,7 @@ class Tournaments:
     async def join(self, person: Person, where: Where) -> TournamentView:
         """The person enters this channel's tournament (before it starts)."""
         t = await self._here(where)
+        _still_open(t)
         player = await self._people.player_for(person)
         await self._join(t, player.id, None)
         return await self._changed(t.id)
@@ -186,6 +192,7 @@ class Tournaments:
         await self._settings.check_start(where, t.game, [name])
         game = offer_named(t.game).game
         choice = self._people.agent_choice(game, name, self._config.raw_specs)
+        _still_open(t)
         seat = await self._people.agent_seat(choice)
         await self._join(t, seat.player.id, name.strip())
         return await self._changed(t.id)
@@ -337,6 +344,18 @@ class Tournaments:
                 log.warning("tournaments: sweep postponed: %s", exc)
             except Exception:
                 log.exception("tournaments: sweep failed")
+
+
+def _still_open(t: Tournament) -> None:
+    """Refuse a tournament that started before a request to join it stores anything (a new
+    player); the store checks again as it writes the entry."""
+    if t.status != "open":
+        raise TournamentClosed(_closed(t.status, 0))
+
+
+def _number(value: object) -> bool:
+    """A finite int or float (not a bool, a string or anything else)."""
+    return type(value) in (int, float) and math.isfinite(cast(float, value))
 
 
 def _closed(why: str, most: int) -> str:

@@ -14,12 +14,19 @@ harness (`tests/harness/`) with generated interactions:
 * every limit (bot games, bot matches per member and per server, pending challenges, the pause
   between challenges of a pair) probed at exactly N and N+1.
 * /settings and /prefs (`fuzz_settings.py`), /puzzle and the puzzles' answers with forged
-  puzzle ids (`fuzz_puzzles.py`).
+  puzzle ids (`fuzz_puzzles.py`), /tournament with hostile options and names
+  (`fuzz_tournaments.py`; tournaments with a start time are started by the clock's sweep
+  between interactions).
 
 It prints JSON. `unhandled` (an exception that escaped to discord.py or the harness),
-`error_logs` (an ERROR logged) and `refused_changed_rows` (an interaction answered with a
-refusal that nevertheless changed what people own: players, matches, challenges, their moves)
-must be 0; `bot_moves` gives how long agents took to move (their budget + 1 s at most).
+`error_logs` (an ERROR logged), `refused_changed_rows` (an interaction answered with a
+refusal that nevertheless changed what people own: players, matches, challenges, their moves,
+settings, puzzle answers, tournaments and their entrants), `unclear_refusals` (a refusal in
+more than one answer or more than one line) and the broken rules of `tournaments` (what the
+store holds at the end) must be 0; `bot_moves` gives how long agents took to move (their
+budget + 1 s at most).
+
+    python -m benchmarks.robustness.fuzz --weight tournament=10   (mostly /tournament)
 """
 
 from __future__ import annotations
@@ -38,11 +45,17 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.measure import write_result
-from benchmarks.robustness.fuzz_figures import bot_moves, changed, engine_jobs
+from benchmarks.robustness.fuzz_figures import FINGERPRINT, bot_moves, changed, engine_jobs
 from benchmarks.robustness.fuzz_inputs import ADMIN, Interactions, hostile_name
 from benchmarks.robustness.fuzz_probes import check_limits, fuzz_console, fuzz_protocol
 from benchmarks.robustness.fuzz_puzzles import PuzzleInputs
 from benchmarks.robustness.fuzz_settings import SettingsInputs
+from benchmarks.robustness.fuzz_tournaments import (
+    TOURNAMENT_RULES,
+    TournamentInputs,
+    check_tournament_limits,
+    tournament_rules,
+)
 from benchmarks.robustness.stacks import background
 from cogs.client import BoardBot
 from db.store import Store
@@ -78,6 +91,7 @@ class Fuzzer:
         self.console_result: dict[str, int] = {}
         self.protocol_result: dict[str, int] = {}
         self.channels = (700_000_000_000_000_002, 700_000_000_000_000_003)
+        self.limits_guild = 700_000_000_000_000_200  # the tournament limits' own server
 
     # ------------------------------------------------------------------ set-up
 
@@ -102,6 +116,7 @@ class Fuzzer:
         crowd = (self.rng, self.h, self.people, self.mod, self.guilds, self.channels)
         self.settings = SettingsInputs(*crowd)
         self.puzzles = PuzzleInputs(*crowd)
+        self.tournaments = TournamentInputs(*crowd)
         self.inputs = Interactions(*crowd, self.stats, self.details, self.read)
 
     async def stop(self) -> None:
@@ -142,8 +157,12 @@ class Fuzzer:
         if not answers:
             self.stats["unanswered"] += 1  # discord.py found no handler (a forged id)
             return
+        warnings = [c.content or "" for c in answers if (c.content or "").startswith("⚠️")]
         refused = any(c.ephemeral and (c.content or "").startswith("⚠️") for c in answers)
         public = any(not c.ephemeral and c.callback_type in (4, 5, 7) for c in answers)
+        if what != "burst" and (len(warnings) > 1 or any("\n" in w for w in warnings)):
+            self.stats["unclear_refusals"] += 1
+            self.details.append(f"{what}: refused in {warnings}"[:300])
         if refused and not public:
             self.stats["refused"] += 1
             await self.quiet()
@@ -154,6 +173,7 @@ class Fuzzer:
         else:
             self.stats["accepted"] += 1
         await self.lobby.tick()  # the clock's pass, after the check
+        await self.lobby.tournaments.sweep()  # and the tournaments' (their start times)
 
     async def quiet(self) -> None:
         """Wait for agents answering people (not bot matches: those run on)."""
@@ -180,29 +200,7 @@ class Fuzzer:
 
     def fingerprint(self) -> tuple[Any, ...]:
         """What people own or did: a refused request must not change any of it."""
-        return tuple(
-            self.read(sql)[0]
-            for sql in (
-                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM players",
-                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM matches",
-                "SELECT COUNT(*) FROM matches WHERE termination IN ('resign', 'stopped')",
-                "SELECT COUNT(*), COALESCE(GROUP_CONCAT(id || status), '') FROM challenges",
-                "SELECT COUNT(*) FROM moves m JOIN players p ON p.id = m.player_id"
-                " WHERE p.kind <> 'agent'",
-                # a memory other than the bot's own (learning in the background from a bot
-                # match that ended meanwhile creates those, whatever was refused)
-                "SELECT COUNT(*) FROM agent_memory_meta WHERE name <> 'default'",
-                # a server's settings, their log and each person's preferences
-                "SELECT COUNT(*), COALESCE(GROUP_CONCAT(guild_id || settings), '')"
-                " FROM guild_settings",
-                "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM settings_log",
-                "SELECT COUNT(*), COALESCE(GROUP_CONCAT(player_id || board), '') FROM member_prefs",
-                # puzzle answers, scores and the daily posts
-                "SELECT COUNT(*), COALESCE(SUM(attempts), 0) FROM puzzle_scores",
-                "SELECT COUNT(*) FROM puzzle_attempts",
-                "SELECT COUNT(*) FROM puzzle_posts",
-            )
-        )
+        return tuple(self.read(sql)[0] for _name, sql in FINGERPRINT)
 
     # ------------------------------------------------------------------ the run
 
@@ -211,6 +209,7 @@ class Fuzzer:
         await self.start()
         try:
             await check_limits(self.inputs, self.lobby.config)
+            await check_tournament_limits(self.inputs, self.lobby.config, self.limits_guild)
             generators: list[tuple[str, Callable[[], Awaitable[list[Call]]], float]] = [
                 ("play", self.inputs.gen_play, 3),
                 ("botmatch", self.inputs.gen_botmatch, 1),
@@ -224,8 +223,9 @@ class Fuzzer:
                 ("prefs", self.settings.gen_prefs, 0.3),
                 ("puzzle", self.puzzles.gen_puzzle, 0.5),
                 ("answer", self.puzzles.gen_answer, 0.5),
+                ("tournament", self.tournaments.gen_tournament, 1.5),
             ]
-            weights = [w for _, _, w in generators]
+            weights = [self.args.weight.get(what, w) for what, _, w in generators]
             for i in range(self.args.interactions):
                 what, gen, _ = self.rng.choices(generators, weights)[0]
                 await self.run_one(what, gen)
@@ -255,6 +255,7 @@ class Fuzzer:
             "duplicate_matches": s["duplicate_matches"],
             "unsafe_mentions": s["unsafe_mentions"],
             "unescaped_names": s["unescaped_names"],
+            "unclear_refusals": s["unclear_refusals"],
             # learned memories at the end: only the bot's own players' ("default") may exist
             "memories": [
                 f"{kind}/{name}"
@@ -270,6 +271,7 @@ class Fuzzer:
             "engine_jobs": engine_jobs(self.pool.timings),
             "console": self.console_result,
             "protocol": self.protocol_result,
+            "tournaments": tournament_rules(self.read, self.lobby.config, self.details),
             "matches": self.read("SELECT COUNT(*) FROM matches")[0][0],
             "details": self.details[:20],
             "seconds": round(seconds, 1),
@@ -279,6 +281,15 @@ class Fuzzer:
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
         return await Fuzzer(args, Path(tmp)).run()
+
+
+def weight(text: str) -> tuple[str, float]:
+    """`--weight KIND=W`."""
+    kind, _, value = text.partition("=")
+    try:
+        return kind, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KIND=W, got {text!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,12 +306,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--time-factor", type=float, default=1.0, help="how slow this machine is (tests/machine.py)"
     )
+    parser.add_argument(
+        "--weight",
+        type=weight,
+        action="append",
+        default=[],
+        metavar="KIND=W",
+        help="how often a kind of interaction comes, against the others (by_kind names them)",
+    )
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.CRITICAL)
+    args.weight = dict(args.weight)
+    # Every ERROR reaches the run's count (`ErrorLogs`, on the root logger); none the screen.
+    logging.basicConfig(level=logging.ERROR, handlers=[logging.NullHandler()])
     result = asyncio.run(amain(args))
     write_result(result, args.json)
     bad = result["unhandled"] + result["error_logs"] + result["refused_changed_rows"]
-    bad += result["unsafe_mentions"] + result["unescaped_names"]
+    bad += result["unsafe_mentions"] + result["unescaped_names"] + result["unclear_refusals"]
+    bad += sum(result["tournaments"].get(k, 0) for k in TOURNAMENT_RULES)
     for part in ("console", "protocol"):
         bad += result[part].get("bad_replies", 0) + result[part].get("refused_changed_rows", 0)
     bad += sum(not m.endswith("/default") for m in result["memories"])

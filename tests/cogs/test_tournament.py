@@ -6,7 +6,9 @@ Discord's limits; who may start or cancel, and leaving."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sqlite3
 from typing import Any
 
 import discord
@@ -180,3 +182,55 @@ async def test_a_board_that_cannot_be_posted_ends_its_game_unrated(env: Any) -> 
     snap = await bot.lobby.snapshot(game.match_id)
     assert snap.match.status == "abandoned" and snap.match.termination == "unreachable"
     assert game.outcome == "draw" and view.tournament.status == "finished"
+
+
+async def test_forged_create_options_are_refused_in_one_line_or_stored_as_offered(
+    env: Any,
+) -> None:
+    """What no client sends (the fuzz run's /tournament probes): a whole number of another
+    type or a fraction, a DM, a game by one of its aliases. One plain refusal and nothing
+    stored, or the game stored by its own key."""
+    bot, h = env
+    bot.owner_check = nobody
+    game = {"name": "game", "type": 3, "value": "connect4"}
+    swiss = [game, {"name": "format", "type": 3, "value": "swiss"}]
+    for name, kind, value, words in (
+        ("rounds", 3, "3", "rounds: 1 to 12"),
+        ("rounds", 10, 2.5, "rounds: 1 to 12"),
+        ("clock", 3, "x", "clock: 30 to 86400 seconds"),
+        ("clock", 3, "60", "clock: 30 to 86400 seconds"),
+        ("start", 3, "", "start: 1 to 10080 minutes"),
+        ("start", 10, 1.5e308, "start: 1 to 10080 minutes"),
+    ):
+        option = {"name": name, "type": kind, "value": value}
+        await h.slash("tournament create", [*swiss, option], user=ADMIN)
+        assert reply(h).startswith(f"⚠️ {words}"), (option, reply(h))
+    calls = await h.slash("tournament create", swiss, user=ADMIN, guild_id=None)
+    assert [c.content for c in calls if c.is_callback] == [
+        "⚠️ tournaments are held in a server's channels"
+    ]
+    assert await bot.lobby.store.tournaments.active() == []
+    game["value"] = "Connect-Four"
+    await h.slash("tournament create", swiss, user=ADMIN)
+    [t] = await bot.lobby.store.tournaments.active()
+    assert t.game == "connect4"
+
+
+async def test_joining_a_started_tournament_is_refused_before_anyone_is_stored(env: Any) -> None:
+    """A person or a bot's player joining after the start: refused, and neither is stored (a
+    refusal changes nothing)."""
+    bot, h = env
+    bot.owner_check = nobody
+    await start_a_tournament_of_two(h)
+
+    def players() -> int:
+        with contextlib.closing(sqlite3.connect(bot.lobby.store.path)) as con:
+            count: int = con.execute("SELECT COUNT(*) FROM players").fetchone()[0]
+            return count
+
+    before = players()
+    await h.slash("tournament join", {}, user=DAN)
+    assert "has started" in reply(h)
+    await h.slash("tournament join", {"bot": "hard"}, user=ADMIN)
+    assert "has started" in reply(h)
+    assert players() == before
