@@ -150,6 +150,13 @@ class Settings(commands.Cog):
         if not await may_administer(interaction):
             raise app_commands.MissingPermissions(["manage_guild"])
         guild = interaction.guild
+        texts = {
+            "channels": channels, "games": games, "levels": levels, "rated_hints": rated_hints,
+            "rated_analysis": rated_analysis, "announcements": announcements, "reset": reset,
+        }  # fmt: skip
+        for name, text in texts.items():  # a forged request can send a number where text goes
+            if text is not None and not isinstance(text, str):
+                raise BadRequest(f"{name}: expected text, not {text!r}")
         changes: dict[str, Any] = {}
         if reset is not None:
             if reset != "all" and reset not in SPECS:
@@ -171,6 +178,8 @@ class Settings(commands.Cog):
                 changes[name] = words(text)
         for name, switch in (("rated_hints", rated_hints), ("rated_analysis", rated_analysis)):
             if switch is not None:
+                if switch not in SWITCH:  # not one of the choices: a forged request
+                    raise BadRequest(f"{name}: allowed or refused")
                 changes[name] = SWITCH[switch]
         if announcements is not None:
             none = announcements.strip().lower() == "none"

@@ -1,14 +1,17 @@
 """The fuzz run's /settings and /prefs members (benchmarks/robustness/fuzz_settings.py) against
-the real bot: every interaction answered, none unhandled, a member without Manage Server never
-changes a setting, and no refusal changes a row of the settings, their log or the preferences."""
+the real bot: every interaction answered, none unhandled or logged as an error, a member without
+Manage Server never changes a setting, and no refusal changes a row of the settings, their log
+or the preferences."""
 
 from __future__ import annotations
 
+import logging
 import random
 import sqlite3
 from typing import Any
 
 import discord
+import pytest
 
 from benchmarks.robustness.fuzz_settings import SettingsInputs
 from tests.harness import DEFAULT_CHANNEL_ID, DEFAULT_GUILD_ID, user
@@ -39,7 +42,7 @@ def rows(db: str) -> tuple[Any, ...]:
 
 
 async def test_hostile_settings_and_prefs_are_answered_and_refusals_change_nothing(
-    env: Any,
+    env: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     bot, h = env
     bot.owner_check = nobody
@@ -62,6 +65,8 @@ async def test_hostile_settings_and_prefs_are_answered_and_refusals_change_nothi
                 counts["members_refused"] += "permission" in (answers[-1].content or "")
         else:
             counts["accepted"] += 1
+    # every refusal a checked one: nothing unexpected ("something went wrong") was logged
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     settings = await bot.lobby.store.settings.get(DEFAULT_GUILD_ID)
     assert settings.values == {}  # members never changed the first guild; the moderator never did
     mod = await bot.lobby.store.players.find_user(MOD.id)
