@@ -26,6 +26,7 @@ from lobby.core import TRANSIENT, Snapshot
 from lobby.errors import LobbyError
 from lobby.settings import NotHere
 from lobby.tournament_rounds import BoardCall, TournamentNews, TournamentView
+from lobby.words import plural
 
 if TYPE_CHECKING:
     from cogs.client import BoardBot
@@ -197,8 +198,9 @@ class Tournament(commands.Cog):
         async with Reply(interaction, ephemeral=True) as reply:
             admin = await may_administer(interaction)
             view = await lobby.tournaments.start(where(interaction), who, admin)
+            players, rounds = len(view.placings), view.tournament.rounds
             await reply.send(
-                f"Started: {len(view.placings)} players, {view.tournament.rounds} rounds."
+                f"Started: {plural(players, 'player')}, {plural(rounds or 0, 'round')}."
             )
 
     @group.command(name="standings", description="This channel's tournament as it stands")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import cast
 
 from db import errors as dberr
+from db.models import Player
 from db.store import Store
 from db.tournaments import Tournament
 from lobby.boundary import boundary, front_end
@@ -179,6 +180,7 @@ class Tournaments:
         """The person enters this channel's tournament (before it starts)."""
         t = await self._here(where)
         _still_open(t)
+        await self._has_room(t, await self._people.known(person))
         player = await self._people.player_for(person)
         await self._join(t, player.id, None)
         return await self._changed(t.id)
@@ -193,9 +195,18 @@ class Tournaments:
         game = offer_named(t.game).game
         choice = self._people.agent_choice(game, name, self._config.raw_specs)
         _still_open(t)
+        await self._has_room(t, None)
         seat = await self._people.agent_seat(choice)
         await self._join(t, seat.player.id, name.strip())
         return await self._changed(t.id)
+
+    async def _has_room(self, t: Tournament, known: Player | None) -> None:
+        """Refuse a full tournament before anything is stored for the one who would enter (a
+        refusal changes nothing); the store checks again as it enters them."""
+        most = self._config.max_tournament_players
+        ids = [e.player_id for e in await self._store.tournaments.entrants(t.id)]
+        if len(ids) >= most and (known is None or known.id not in ids):
+            raise TournamentClosed(_closed("full", most))
 
     async def _join(self, t: Tournament, player_id: int, opponent: str | None) -> None:
         most = self._config.max_tournament_players

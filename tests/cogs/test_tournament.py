@@ -222,6 +222,7 @@ async def test_joining_a_started_tournament_is_refused_before_anyone_is_stored(e
     bot, h = env
     bot.owner_check = nobody
     await start_a_tournament_of_two(h)
+    assert reply(h) == "Started: 2 players, 1 round."
 
     def players() -> int:
         with contextlib.closing(sqlite3.connect(bot.lobby.store.path)) as con:

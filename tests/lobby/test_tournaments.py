@@ -7,8 +7,10 @@ does not decode is set aside with one warning."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -177,6 +179,12 @@ async def test_a_knockout_seeds_the_bracket_and_a_draw_sends_the_second_player_t
     assert len(final) == 1 and view.winner is not None
 
 
+def players(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        count: int = con.execute("SELECT COUNT(*) FROM players").fetchone()[0]
+        return count
+
+
 async def test_a_player_who_leaves_before_the_start_is_out_and_the_limits_hold(
     tmp_path: Path, pool: EnginePool, clock: Clock
 ) -> None:
@@ -192,8 +200,12 @@ async def test_a_player_who_leaves_before_the_start_is_out_and_the_limits_hold(
             await lobby.tournaments.create(ADMIN, Where(5, 52), "othello", "knockout")
         for p in PEOPLE[:3]:
             await lobby.tournaments.join(p, HERE)
+        before = players(tmp_path / "l.db")
         with pytest.raises(TournamentClosed, match="full"):
             await lobby.tournaments.join(PEOPLE[3], HERE)
+        with pytest.raises(TournamentClosed, match="full"):
+            await lobby.tournaments.enter("hard", HERE, ADMIN, admin=True)
+        assert players(tmp_path / "l.db") == before  # neither newcomer was stored
         with pytest.raises(TournamentClosed, match="already"):
             await lobby.tournaments.join(PEOPLE[0], HERE)
         view = await lobby.tournaments.leave(PEOPLE[0], HERE)
