@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
-import pexpect
-
+from tests.botrun import Terminals
 from tests.vt import Screen, pump, wait_eof
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,24 +60,13 @@ PROGRESS = re.compile(r"Game engine: kernels (\d+) of (\d+) ready")
 
 
 def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
-    tmp_path: Path,
+    tmp_path: Path, terminals: Terminals
 ) -> None:
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(HOOK)
-    env = {
-        **os.environ,
-        "BOARDBOT_DB": str(tmp_path / "progress.db"),
-        "BOARDBOT_WORKERS": "1",
-        "DISCORD_TOKEN": "",
-        "BOARDBOT_FAULT": "",
-        "USER": "tester",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
-    }
-    term = pexpect.spawn(
-        sys.executable, [str(ROOT / "bot.py")], cwd=str(tmp_path), env=env, encoding="utf-8",
-        timeout=WAIT, dimensions=(50, 160),
-    )  # fmt: skip
+    path = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
+    term = terminals.spawn(timeout=WAIT, dimensions=(50, 160), extra={"PYTHONPATH": path})
     total = STEPS * KERNELS
     counts: list[int] = []  # each count the progress line showed, in order
 
@@ -94,23 +81,19 @@ def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
                 counts.append(int(shown[0].group(1)))
         return any("The game engine is ready" in line for line in lines)
 
-    try:
-        screen = Screen(50, 160)
-        term.logfile_read = screen
-        pump(term, screen, lambda: f"the {total} kernels of its {STEPS} opponents" in screen.text(),
-             WAIT)  # fmt: skip
-        pump(term, screen, progress, WAIT)
-        assert counts == sorted(counts) and len(set(counts)) >= 2, counts  # it rose
-        assert all(0 <= n <= total for n in counts) and counts[0] < total, counts
-        [ready] = [line for line in screen.history() if "The game engine is ready" in line]
-        assert f"kernels {total} of {total} ready, all {STEPS} opponents" in ready
-        assert not any(PROGRESS.search(line) for line in screen.history())  # replaced by it
-        pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
-        term.send("/quit\r")
-        wait_eof(term, WAIT)
-        term.close()
-        assert term.exitstatus == 0, screen.text()
-        assert "Traceback" not in screen.text()
-    finally:
-        if term.isalive():
-            term.close(force=True)
+    screen = Screen(50, 160)
+    term.logfile_read = screen
+    pump(term, screen, lambda: f"the {total} kernels of its {STEPS} opponents" in screen.text(),
+         WAIT)  # fmt: skip
+    pump(term, screen, progress, WAIT)
+    assert counts == sorted(counts) and len(set(counts)) >= 2, counts  # it rose
+    assert all(0 <= n <= total for n in counts) and counts[0] < total, counts
+    [ready] = [line for line in screen.history() if "The game engine is ready" in line]
+    assert f"kernels {total} of {total} ready, all {STEPS} opponents" in ready
+    assert not any(PROGRESS.search(line) for line in screen.history())  # replaced by it
+    pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
+    term.send("/quit\r")
+    wait_eof(term, WAIT)
+    term.close()
+    assert term.exitstatus == 0, screen.text()
+    assert "Traceback" not in screen.text()
