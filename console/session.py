@@ -79,13 +79,14 @@ class Session:
     def error(self, message: str) -> None:
         self.write(f"error: {message}")
 
-    def progress(self, text: str, *, last: bool = False) -> None:
-        """A training job's progress line: in a terminal one line, redrawn in place while
-        nothing else is printed (a new one after other output); `last`: the final one."""
+    def progress(self, text: str, *, last: bool = False, of: str = "training") -> None:
+        """A progress line `of` a training job (or the engine's warm-up): in a terminal one
+        line, redrawn in place while nothing else is printed (a new one after other output);
+        `last`: the final one."""
         if self.terminal is None:
             self.write(text)
         elif last or self.terminal.prompting:  # redrawn only under a prompt, never mid-command
-            self.terminal.print_above(self.terminal.fit(text), progress=True)
+            self.terminal.print_above(self.terminal.fit(text), progress=of)
 
     def prompt(self) -> None:
         if self.terminal is not None:

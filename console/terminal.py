@@ -50,7 +50,10 @@ class Terminal:
             enable_suspend=True,
         )
         self._tail: asyncio.Future[None] | None = None  # the output still to be written
-        self._progress_last = False  # the last line on the screen is a progress line
+        # the progress lines at the bottom of the output, by what they follow (nothing printed
+        # after them): each is redrawn in place, so two at once (a training and the engine's
+        # warm-up) never replace each other
+        self._progress: list[str] = []
         self.prompting = False
         self._stdin = stdin
         self._held: str | None = None  # the prompt drawn before prompt_toolkit's (`early`)
@@ -128,20 +131,25 @@ class Terminal:
             )
         finally:
             self.prompting = False
-            self._progress_last = False  # the accepted line is below any progress line
+            self._progress = []  # the accepted line is below any progress line
         return line + "\n"
 
-    def print_above(self, text: str, *, progress: bool = False) -> None:
+    def print_above(self, text: str, *, progress: str | None = None) -> None:
         """Print whole lines above the prompt (or plainly when none is shown). A `progress`
-        line replaces the progress line printed last, if nothing came after it."""
+        line (named by what it follows) replaces the last one of that name if only progress
+        lines came after it."""
 
         def emit() -> None:
-            over = progress and self._progress_last
-            self._progress_last = progress
             if self._held is not None:  # above the early prompt, drawn again below
+                self._progress = []
                 self._write(f"\r\x1b[2K{text}\n{self._held}")
                 return
-            self._write(("\x1b[1A\r\x1b[2K" if over else "") + text + "\n")
+            if progress is not None and progress in self._progress:
+                up = len(self._progress) - self._progress.index(progress)
+                self._write(f"\x1b[{up}A\r\x1b[2K{text}\x1b[{up}B\r")
+                return
+            self._progress = [*self._progress, progress] if progress is not None else []
+            self._write(text + "\n")
 
         pending = self._tail is not None and not self._tail.done()
         if not pending and not self.session.app.is_running:

@@ -78,7 +78,7 @@ async def engine_progress(
                 await _above(line)
         elif terminal.prompting:  # redrawn only under a prompt, never mid-command
             shown = line
-            terminal.print_above(terminal.fit(line), progress=True)
+            terminal.print_above(terminal.fit(line), progress="engine")
 
 
 async def engine_ready(console: Session, engine: asyncio.Future[None], loud: bool) -> None:
@@ -94,4 +94,5 @@ async def engine_ready(console: Session, engine: asyncio.Future[None], loud: boo
     if loud and took > 3:
         status = console.lobby.pool.status()
         counts = f": {status.progress()}" if status.total else ""
-        console.progress(f"The game engine is ready (it took {took:.0f} s){counts}.", last=True)
+        ready = f"The game engine is ready (it took {took:.0f} s){counts}."
+        console.progress(ready, last=True, of="engine")

@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+import pexpect
+
 from tests.botrun import Terminals
 from tests.vt import Screen, pump, wait_eof
 
@@ -19,7 +21,7 @@ STEPS, KERNELS, PAUSE = 3, 6, 0.4  # the plan's steps, each one's kernels, a com
 #: In every process (the bot's and its workers'), once `engine.warm` is imported: a plan of its
 #: first steps, never compiled before, whose warm-up "compiles" each step's kernels in turn.
 HOOK = f"""
-import importlib.machinery, sys, time
+import importlib.machinery, os, sys, time
 from importlib.abc import MetaPathFinder
 from types import SimpleNamespace
 
@@ -35,7 +37,7 @@ def patch(warm):
             fn = SimpleNamespace(__module__="engine.fake", __qualname__=f"{{step.key}}_{{i}}")
             data = {{"dispatcher": SimpleNamespace(py_func=fn), "args": ()}}
             with event.trigger_event("numba:compile", data=data):
-                time.sleep({PAUSE})
+                time.sleep(float(os.environ.get("FAKE_PAUSE", {PAUSE})))
 
     warm.warm_step = warm_step
 
@@ -59,14 +61,20 @@ sys.meta_path.insert(0, Patch())
 PROGRESS = re.compile(r"Game engine: kernels (\d+) of (\d+) ready")
 
 
-def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
-    tmp_path: Path, terminals: Terminals
-) -> None:
+def hooked(tmp_path: Path, terminals: Terminals, pause: float = PAUSE) -> pexpect.spawn:
+    """`python bot.py` whose warm-up is the small plan above, each kernel `pause` s."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(HOOK)
     path = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
-    term = terminals.spawn(timeout=WAIT, dimensions=(50, 160), extra={"PYTHONPATH": path})
+    extra = {"PYTHONPATH": path, "FAKE_PAUSE": str(pause)}
+    return terminals.spawn(timeout=WAIT, dimensions=(50, 160), extra=extra)
+
+
+def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
+    tmp_path: Path, terminals: Terminals
+) -> None:
+    term = hooked(tmp_path, terminals)
     total = STEPS * KERNELS
     counts: list[int] = []  # each count the progress line showed, in order
 
@@ -97,3 +105,34 @@ def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
     term.close()
     assert term.exitstatus == 0, screen.text()
     assert "Traceback" not in screen.text()
+
+
+def test_a_training_and_the_engines_progress_each_keep_their_own_line(
+    tmp_path: Path, terminals: Terminals
+) -> None:
+    """Two progress lines at once (a training started while the engine warms up) are each
+    redrawn in place: neither replaces the other."""
+    term = hooked(tmp_path, terminals, pause=2.0)  # a warm-up of 36 s: the training is on
+    screen = Screen(50, 160)
+    term.logfile_read = screen
+    pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
+    term.send("/train game:connect4 agent:trainer games:1000000\r")
+
+    def lines(start: str) -> list[str]:
+        return [line for line in screen.history() if line.startswith(start)]
+
+    def both() -> bool:
+        return bool(lines("Training trainer (")) and bool(lines("Game engine: kernels"))
+
+    pump(term, screen, both, WAIT)
+    shown = (lines("Training trainer (")[0], lines("Game engine: kernels")[0])
+    pump(term, screen, lambda: (lines("Training trainer (") or [""])[0] != shown[0], WAIT)
+    assert len(lines("Training trainer (")) == 1, screen.text()  # redrawn, not repeated
+    assert len(lines("Game engine: kernels")) <= 1, screen.text()  # (or the ready line now)
+    pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
+    term.send("/train stop\r")
+    pump(term, screen, lambda: "what it learned is kept" in screen.text(), WAIT)
+    term.send("/quit\r")
+    wait_eof(term, WAIT)
+    term.close()
+    assert term.exitstatus == 0 and "Traceback" not in screen.text()
