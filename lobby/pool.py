@@ -366,8 +366,8 @@ class EnginePool:
         """Start `job` on the idle worker `w`; its cap starts now."""
         assert self._loop is not None and self._sender is not None
         job.started = time.monotonic()
-        if job.fn is choose_in_worker:  # its wait so far counts in its time budget
-            job.args = after_wait(job.args, job.started - job.queued)
+        if job.fn is choose_in_worker and not job.waited:  # (sent again: not twice)
+            job.args, job.waited = after_wait(job.args, job.started - job.queued), True
         if job.warm is None:
             job.fault = faults.fire("job")  # counted here: deterministic across restarts
         w.state, w.job = "busy", job

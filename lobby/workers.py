@@ -47,6 +47,7 @@ class Job:
     for_people: bool = False  # a load on the worker kept for people: not a background job
     queued: float = field(default_factory=time.monotonic)
     taken: float | None = None  # given a worker that first loads its agent's kernels
+    waited: bool = False  # its wait was taken from its time budget (`after_wait`): only once
     started: float | None = None
 
 

@@ -382,6 +382,29 @@ async def test_the_wait_for_a_worker_counts_in_a_decisions_time_budget() -> None
     assert depth is None
 
 
+async def test_a_decision_sent_again_has_its_wait_taken_once() -> None:
+    """A decision put back in the queue (the worker loading its agent died) and sent again
+    keeps at least half its budget: its wait is not taken from it twice."""
+    pool = EnginePool(workers=1, warm=False, ceiling=10.0)
+    await pool.start()
+    loop = asyncio.get_running_loop()
+    args = (Connect4State.from_moves("44"), AgentSpec("minimax"), Budget(time=1.0), 0, None)
+    job = Job(thinking_time, args, 5.0, "d", loop.create_future())
+    job.queued -= 0.8  # it waited 0.8 s
+    given: list[object] = []
+    try:
+        with mock.patch("lobby.pool.choose_in_worker", thinking_time):
+            for _ in range(2):
+                await until(lambda: pool.idle == 1, within=scaled(5.0))
+                w = next(w for w in pool._live if w.state == "idle")
+                job.future = loop.create_future()
+                pool._send_job(w, job)
+                given.append(await asyncio.wait_for(job.future, scaled(10.0)))
+    finally:
+        await pool.close()
+    assert given == [0.5, 0.5]
+
+
 async def test_the_pools_threads_never_take_ctrl_c() -> None:
     """A process-wide SIGINT goes to any thread that does not block it: one landing on a
     reader or sender thread would not wake `asyncio.run`'s loop (the parent slept on)."""
