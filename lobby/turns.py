@@ -190,6 +190,9 @@ class Turns:
         """The memory rows a learning agent asks for here (None for other agents)."""
         try:
             return await self._memory.rows_for(spec, state)
+        except TRANSIENT as exc:  # the store is out for a moment (a restart): no fault of ours
+            log.warning("cannot load the memory of %s now: %s", spec.label(), exc)
+            return {}
         except Exception:  # play from what the agent has rather than not at all
             log.exception("cannot load the memory of %s", spec.label())
             return {}
