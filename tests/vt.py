@@ -178,6 +178,16 @@ def pump(term: pexpect.spawn, screen: Screen, check: Callable[[], bool], timeout
             return
 
 
+def quit_cleanly(term: pexpect.spawn, screen: Screen, prompt: str, timeout: float) -> None:
+    """`/quit` at `prompt`: the console ends with status 0 and no traceback on its screen."""
+    pump(term, screen, lambda: screen.cursor_line() == prompt, timeout)
+    term.send("/quit\r")
+    wait_eof(term, timeout)
+    term.close()
+    assert term.exitstatus == 0, screen.text()
+    assert "Traceback" not in screen.text()
+
+
 def wait_eof(term: pexpect.spawn, timeout: float) -> None:
     """Read until the program ends."""
     deadline = time.monotonic() + timeout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 
 from tests.botrun import Terminals
-from tests.vt import Screen, pump, wait_eof
+from tests.vt import Screen, pump, quit_cleanly, wait_eof
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 90  # seconds: a limit for a console that never answers, not a speed to meet
@@ -99,12 +99,7 @@ def test_the_engines_progress_counts_kernels_in_one_line_up_to_all_of_them(
     [ready] = [line for line in screen.history() if "The game engine is ready" in line]
     assert f"kernels {total} of {total} ready, all {STEPS} opponents" in ready
     assert not any(PROGRESS.search(line) for line in screen.history())  # replaced by it
-    pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
-    term.send("/quit\r")
-    wait_eof(term, WAIT)
-    term.close()
-    assert term.exitstatus == 0, screen.text()
-    assert "Traceback" not in screen.text()
+    quit_cleanly(term, screen, "tester>", WAIT)
 
 
 def test_a_training_and_the_engines_progress_each_keep_their_own_line(

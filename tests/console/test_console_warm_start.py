@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.vt import Screen, pump, wait_eof
+from tests.vt import Screen, pump, quit_cleanly
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60  # seconds: a limit for a console that never answers, not a speed to meet
@@ -59,12 +59,7 @@ def test_the_prompt_reads_before_the_engine_is_imported(tmp_path: Path) -> None:
         gate.touch()
         pump(term, screen, lambda: "/quit" in screen.text() and "this list" in screen.text(), WAIT)
         assert "You are tester" in screen.text()
-        pump(term, screen, lambda: screen.cursor_line() == "tester>", WAIT)
-        term.send("/quit\r")
-        wait_eof(term, WAIT)
-        term.close()
-        assert term.exitstatus == 0, screen.text()
-        assert "Traceback" not in screen.text()
+        quit_cleanly(term, screen, "tester>", WAIT)
     finally:
         if term.isalive():
             term.close(force=True)
