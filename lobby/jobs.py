@@ -60,9 +60,10 @@ def choose_in_worker(
     return agent.choose(state, budget, random.Random(seed))
 
 
-#: A decision's time budget is what the wait for its move may take: the time it spent waiting for
-#: a worker (to start, to load its agent's kernels, to finish another move) counts in it, but
-#: leaves the agent at least this share of its budget to think.
+#: A decision's time budget is what the wait for its move may take: the time since the person
+#: began to wait (the lobby's own work before the job is queued, then waiting for a worker to
+#: start, to load its agent's kernels, to finish another move) counts in it, but leaves the
+#: agent at least this share of its budget to think.
 MIN_THINKING = 0.5
 
 

@@ -190,10 +190,12 @@ class EnginePool:
         memory: Mapping[bytes, bytes] | None = None,
         *,
         urgent: bool = False,
+        asked: float | None = None,
     ) -> Decision:
         """One decision; `memory` is handed to a learning agent before it chooses. `urgent`:
         a person is waiting for it, so it goes before the queued jobs that are not (bot
-        matches, training).
+        matches, training); `asked`: when that person began to wait (`time.monotonic()`),
+        if before now: the wait for the answer counts from then (`lobby.jobs.after_wait`).
 
         An agent no worker compiled yet is warmed first (before the rest of the plan). Until
         then the plain Python worker, if there is one, answers for it where that is the
@@ -208,17 +210,25 @@ class EnginePool:
         plain = warming.plain_budget(budget)
         if plain is None or step is None or not self.warmup.plain_helps(step, budget, self._live):
             result: Decision = await self._submit(
-                choose_in_worker, args, cap, label, urgent, step=step
+                choose_in_worker, args, cap, label, urgent, step=step, asked=asked
             )
             return result
         plain_args = (state, spec, plain, seed, memory)
         plain_cap = min(warming.PLAIN_SECONDS + 1.0, self.ceiling)
         return await first_answer(
             self._submit(
-                choose_in_worker, plain_args, plain_cap, f"{label} (plain)", urgent, plain=True
+                choose_in_worker,
+                plain_args,
+                plain_cap,
+                f"{label} (plain)",
+                urgent,
+                plain=True,
+                asked=asked,
             ),
             self.warmup.step_ready(step),
-            lambda: self._submit(choose_in_worker, args, cap, label, urgent, step=step),
+            lambda: self._submit(
+                choose_in_worker, args, cap, label, urgent, step=step, asked=asked
+            ),
             budget,
             label,
         )
@@ -245,6 +255,7 @@ class EnginePool:
         *,
         plain: bool = False,
         step: str | None = None,
+        asked: float | None = None,
     ) -> Any:
         if self._closed:
             raise PoolClosed("the engine pool is closed")
@@ -254,6 +265,8 @@ class EnginePool:
         if self.workers == 0:
             return await self._run_in_thread(job)
         job.urgent, job.plain = urgent, plain
+        if asked is not None:
+            job.asked = min(asked, job.queued)
         self._queue.put(job)
         self._dispatch()
         return await job.future
@@ -367,7 +380,8 @@ class EnginePool:
         assert self._loop is not None and self._sender is not None
         job.started = time.monotonic()
         if job.fn is choose_in_worker and not job.waited:  # (sent again: not twice)
-            job.args, job.waited = after_wait(job.args, job.started - job.queued), True
+            since = job.queued if job.asked is None else job.asked
+            job.args, job.waited = after_wait(job.args, job.started - since), True
         if job.warm is None:
             job.fault = faults.fire("job")  # counted here: deterministic across restarts
         w.state, w.job = "busy", job

@@ -60,7 +60,8 @@ class Turns:
         running = self._turns.get(snap.id)
         if running is not None and not running.done():
             return
-        task: asyncio.Task[Snapshot] = self._tasks.spawn(self._turn(snap.id))
+        # a person waits from now (their move or their game was just stored)
+        task: asyncio.Task[Snapshot] = self._tasks.spawn(self._turn(snap.id, time.monotonic()))
         self._turns[snap.id] = task
         task.add_done_callback(functools.partial(self._turn_ended, snap.id))
 
@@ -85,9 +86,10 @@ class Turns:
         """Wait for a spectated agent match to end (it runs on its own once started)."""
         return await self.advance(match_id)
 
-    async def _turn(self, match_id: int) -> Snapshot:
+    async def _turn(self, match_id: int, asked: float) -> Snapshot:
         """An agent's turn, repeated while an agent is to move (a bot match plays to its end,
-        one move per `delay` seconds)."""
+        one move per `delay` seconds); `asked`: when it was scheduled (a person playing the
+        agent waits from then for its first move)."""
         snap = await self._matches.snapshot(match_id)
         moved_at: float | None = None
         while snap.live and snap.seat_to_move.is_agent and not self._tasks.closing:
@@ -99,7 +101,9 @@ class Turns:
                     break
             moved_at = time.perf_counter()
             seat = snap.seat_to_move
-            move, fallback = await self._agent_move(snap, seat)
+            waits = snap.match.kind == "pve"  # a person waits; spectators can wait a little
+            move, fallback = await self._agent_move(snap, seat, asked if waits else None)
+            asked = time.monotonic()
             think_ms = int((time.perf_counter() - moved_at) * 1000)
             stored = await self._store_agent_move(snap, move, think_ms, fallback)
             if stored is None:  # resigned, stopped or timed out while the agent thought
@@ -137,8 +141,11 @@ class Turns:
                 pause *= 2
         return None
 
-    async def _agent_move(self, snap: Snapshot, seat: Seat) -> tuple[Move, str | None]:
-        """The agent's move, and which fallback chose it if the agent's own job failed.
+    async def _agent_move(
+        self, snap: Snapshot, seat: Seat, asked: float | None
+    ) -> tuple[Move, str | None]:
+        """The agent's move, and which fallback chose it if the agent's own job failed;
+        `asked`: when a person began to wait for it (None: nobody waits).
 
         A job that crashes its worker, hangs past its cap or raises is replaced by the level
         below (in the pool), then by the easy level computed here: a person waiting for a bot
@@ -147,7 +154,7 @@ class Turns:
         assert seat.spec is not None and seat.budget is not None
         legal = snap.state.legal_moves()
         try:
-            move = await self._choose(snap, seat.spec, seat.budget)
+            move = await self._choose(snap, seat.spec, seat.budget, asked)
             if move in legal:
                 return move, None
             log.error("agent %s chose an illegal move %r", seat.spec.label(), move)
@@ -162,7 +169,7 @@ class Turns:
         if below is not None:
             level = registry.LEVELS[game][below]
             try:
-                move = await self._choose(snap, level.spec, level.budget)
+                move = await self._choose(snap, level.spec, level.budget, asked)
                 if move in legal:
                     return move, below
             except PoolClosed:
@@ -174,7 +181,9 @@ class Turns:
         decision = await asyncio.to_thread(choose_here, snap.state, easy.spec, easy.budget, seed)
         return decision.move, "easy (computed in the bot)"
 
-    async def _choose(self, snap: Snapshot, spec: AgentSpec, budget: Budget) -> Move:
+    async def _choose(
+        self, snap: Snapshot, spec: AgentSpec, budget: Budget, asked: float | None
+    ) -> Move:
         memory = await self._memory_for(spec, snap.state)
         decision = await self._pool.choose(
             snap.state,
@@ -182,7 +191,8 @@ class Turns:
             budget,
             self._rng.randrange(2**63),
             memory=memory,
-            urgent=snap.match.kind == "pve",  # a person waits; spectators can wait a little
+            urgent=asked is not None,
+            asked=asked,
         )
         return decision.move
 

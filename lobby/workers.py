@@ -46,6 +46,7 @@ class Job:
     warm: warming.WarmStep | None = None  # a warm-up step itself (not counted as a job)
     for_people: bool = False  # a load on the worker kept for people: not a background job
     queued: float = field(default_factory=time.monotonic)
+    asked: float | None = None  # when the person it is for began to wait (before `queued`)
     taken: float | None = None  # given a worker that first loads its agent's kernels
     waited: bool = False  # its wait was taken from its time budget (`after_wait`): only once
     started: float | None = None

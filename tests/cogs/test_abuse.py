@@ -98,7 +98,7 @@ async def test_members_choose_opponents_by_name_only(env: Any, spec: str) -> Non
     assert await rows(bot, "matches") == 0 and await rows(bot, "players") == 0
 
 
-async def idle(self: Turns, match_id: int) -> Any:
+async def idle(self: Turns, match_id: int, asked: float) -> Any:
     """An agent turn that does nothing: the match stays where it is (for checks of setup)."""
     return await self._matches.snapshot(match_id)
 

@@ -189,7 +189,7 @@ async def test_bot_match_to_the_end_with_stop_rights(env: Any, monkeypatch: Any)
     assert cb.callback_type == UPDATE_MESSAGE and "stopped" in cb.embeds[0]["description"]
 
 
-async def _never_runs(self: Turns, match_id: int) -> Any:
+async def _never_runs(self: Turns, match_id: int, asked: float) -> Any:
     return await self._matches.snapshot(match_id)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,6 +225,29 @@ async def test_listeners_see_every_committed_change(lobby: Lobby) -> None:
     snap = await lobby.advance(snap.id)  # the lobby started the agent's reply by itself
     await lobby.resign(snap.id, ALICE)
     assert seen == [(1, "live"), (2, "live"), (3, "live"), (3, "finished")]
+
+
+async def test_the_bots_reply_is_timed_from_the_persons_request(lobby: Lobby) -> None:
+    """A person waits from the moment their game (or move) is stored: the agent's decision is
+    asked with that time, so work that holds the event loop before the job is queued (a
+    front end drawing the board) is taken from the agent's time, not added to the wait."""
+    asked: list[float | None] = []
+    choose = lobby.pool.choose
+
+    async def recording(*args: Any, **kw: Any) -> Any:
+        asked.append(kw.get("asked"))
+        return await choose(*args, **kw)
+
+    lobby.pool.choose = recording  # type: ignore[method-assign]
+    before = time.monotonic()
+    snap = await lobby.start_pve(ALICE, "connect4", "random", "bot")
+    stored = time.monotonic()
+    time.sleep(0.3)  # the loop is held (a board drawn) before the bot's turn can run
+    snap = await lobby.advance(snap.id)
+    snap = await lobby.play(snap.id, ALICE, snap.state.legal_moves()[0])
+    await lobby.advance(snap.id)
+    first = asked[0]
+    assert len(asked) == 2 and first is not None and before <= first <= stored
 
 
 async def test_unknown_games_levels_and_matches(lobby: Lobby) -> None:

@@ -382,6 +382,30 @@ async def test_the_wait_for_a_worker_counts_in_a_decisions_time_budget() -> None
     assert depth is None
 
 
+async def test_a_persons_wait_counts_from_when_they_asked() -> None:
+    """The lobby's work before a decision is queued (a busy event loop, the store) is part
+    of the person's wait too: the budget counts from `asked`, leaving at least half."""
+    pool = EnginePool(workers=1, warm=False, ceiling=10.0)
+    await pool.start()
+    state, spec = Connect4State.from_moves("44"), AgentSpec("minimax")
+
+    async def given(asked: float) -> float | None:
+        budget = Budget(time=1.0)
+        return cast("float | None", await pool.choose(state, spec, budget, asked=asked))
+
+    try:
+        with mock.patch("lobby.pool.choose_in_worker", thinking_time):
+            await until(lambda: pool.idle == 1, within=scaled(5.0))
+            recent = await given(time.monotonic() - 0.3)
+            long_ago = await given(time.monotonic() - 5.0)
+            later = await given(time.monotonic() + 5.0)  # a clock that cannot be: no wait
+    finally:
+        await pool.close()
+    assert recent is not None and 0.5 < recent <= 0.7
+    assert long_ago == 0.5
+    assert later is not None and 0.9 < later <= 1.0
+
+
 async def test_a_decision_sent_again_has_its_wait_taken_once() -> None:
     """A decision put back in the queue (the worker loading its agent died) and sent again
     keeps at least half its budget: its wait is not taken from it twice."""

@@ -206,7 +206,7 @@ async def test_stop_by_a_moderator_during_a_failed_response_still_shows_the_end(
 ) -> None:
     _bot, h = env
 
-    async def idle(self: Turns, match_id: int) -> Any:
+    async def idle(self: Turns, match_id: int, asked: float) -> Any:
         return await self._matches.snapshot(match_id)
 
     monkeypatch.setattr(Turns, "_turn", idle)

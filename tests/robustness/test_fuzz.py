@@ -107,7 +107,9 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     w = World(tmp_path_factory.mktemp("fuzz"))
 
-    async def idle(self: Turns, match_id: int) -> Any:  # no agent moves: only the requests
+    async def idle(
+        self: Turns, match_id: int, asked: float
+    ) -> Any:  # no agent moves: only the requests
         return await self._matches.snapshot(match_id)
 
     with pytest.MonkeyPatch.context() as patch:
