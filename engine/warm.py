@@ -237,7 +237,8 @@ def warm_step(step: WarmStep, agent: Agent | None = None) -> None:
     rng = random.Random(0)
     warm_agent(agent, warm_positions(step.game, rng), rng)
     kernelcache.mark(step.key, step.modules())
-    if compiles and compiled_kernels() - before == step.kernels():  # the reference's work
+    compiled = compiled_kernels() - before
+    if compiles and compiled == step.kernels() > 0:  # the reference's work (not a load only)
         record_seconds(step.key, time.perf_counter() - began, step.kernels())
 
 
@@ -288,7 +289,8 @@ def record_seconds(key: str, seconds: float, kernels: int) -> None:
 def recorded_seconds() -> dict[str, float]:
     """Each recorded step's seconds here, as at a load of at most one a core (the load at the
     time divided out as the estimate multiplies it in: its square root, `load_slowness`); a
-    record of another count of kernels than the step's now (`KERNELS`) is left out."""
+    record of another count of kernels than the step's now (`KERNELS`) is left out, and so is
+    one of a step that compiles none (its time is the warm-up's own work, not a compile's)."""
     out: dict[str, float] = {}
     try:
         files = list(RECORD.glob("*.json"))
@@ -298,7 +300,7 @@ def recorded_seconds() -> dict[str, float]:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
             key = str(data["key"])
-            if data["kernels"] == KERNELS.get(key, DEFAULT_KERNELS):
+            if data["kernels"] == KERNELS.get(key, DEFAULT_KERNELS) > 0:
                 out[key] = float(data["seconds"]) / load_slowness(float(data["load"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -313,9 +315,11 @@ def load_slowness(per_core: float) -> float:
 
 def machine_factor(recorded: dict[str, float]) -> float | None:
     """How much slower than the reference machine (`COSTS`) this one compiled the steps it
-    recorded, at a load of one a core; None without a record."""
+    recorded, at a load of one a core; None without a record. The reference's own seconds,
+    not what an estimate counts at least for a step (`LOAD_COST`): a step that compiles
+    little takes far less than that here too."""
     keys = [k for k in recorded if k in COSTS]
-    reference = sum(max(LOAD_COST, COSTS[k]) for k in keys)
+    reference = sum(COSTS[k] for k in keys)
     if reference < 1.0:  # too little to tell (loads only)
         return None
     return max(0.2, sum(recorded[k] for k in keys) / reference)

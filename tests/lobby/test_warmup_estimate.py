@@ -57,13 +57,35 @@ def test_a_warm_up_step_that_compiled_its_kernels_records_its_seconds(
     warm.warm_step(step)  # what this process had still to compile or load
     for file in record.glob("*.json"):
         file.unlink()
-    monkeypatch.setitem(warm.KERNELS, step.key, 0)  # as many as it compiles now: none
+    counts = iter([40, 42])  # numba's count of kernels compiled, before and after the step
+    monkeypatch.setattr(warm, "compiled_kernels", lambda: next(counts))
+    monkeypatch.setitem(warm.KERNELS, step.key, 2)  # as many as it compiled
     warm.warm_step(step)
     [file] = record.glob("*.json")
     data = json.loads(file.read_text())
     assert data["key"] == "connect4-easy" and data["seconds"] > 0 and data["load"] == 1.0
-    assert data["kernels"] == 0
+    assert data["kernels"] == 2
     assert warm.recorded_seconds() == {"connect4-easy": data["seconds"]}
+
+
+def test_a_step_that_compiles_no_kernel_is_no_record(
+    record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step whose agent shares every kernel of another takes milliseconds: counted against
+    the reference's figures (at least `LOAD_COST` a step), a dozen of them made this machine
+    look twice as fast as it is, and the next warm-up's estimate 40% short."""
+    step = next(s for s in warm.warm_plan() if s.key == "othello-easy")
+    monkeypatch.setitem(warm.KERNELS, step.key, 0)
+    warm.warm_step(step)
+    assert not list(record.glob("*.json"))
+    for key in ("othello-easy", "othello-medium", "othello-greedy-first", "connect4-random"):
+        monkeypatch.setitem(warm.KERNELS, key, 0)
+        warm.record_seconds(key, 0.002, 0)  # (a record an older version wrote)
+    mcts = "connect4-mcts"
+    warm.record_seconds(mcts, 1.5 * warm.COSTS[mcts], warm.KERNELS[mcts])
+    assert warm.recorded_seconds().keys() == {mcts}
+    assert warm.machine_factor(warm.recorded_seconds()) == pytest.approx(1.5)
+    assert lobby.warmup.first_guess() == pytest.approx(1.5)
 
 
 def test_a_step_that_compiled_another_count_of_kernels_is_no_record(
