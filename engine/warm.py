@@ -183,8 +183,13 @@ class WarmStep:
 
     def cost(self) -> float:
         """Seconds it takes on the reference machine after the steps before it in the plan:
-        a compile, or a load if it is `cached()`."""
-        return LOAD_COST if self.cached() else max(LOAD_COST, COSTS.get(self.key, DEFAULT_COST))
+        a compile, or a load if it is `cached()`; a step that compiles no kernel of its own
+        (its family's are in its worker, or in the cache) takes its quick moves only."""
+        if self.cached():
+            return LOAD_COST
+        if self.kernels() == 0:
+            return COSTS.get(self.key, LOAD_COST)
+        return max(LOAD_COST, COSTS.get(self.key, DEFAULT_COST))
 
     def kernels(self) -> int:
         """The kernels it compiles after the steps before it in the plan (`KERNELS`)."""

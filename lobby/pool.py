@@ -409,7 +409,7 @@ class EnginePool:
         """The warm-up step of an agent asked for, moved to the front (None without a warm-up)."""
         if not self.warm or self.workers == 0 or not self.warmup.planned:
             return None
-        return self.warmup.hurry(spec, game)
+        return self.warmup.hurry(spec, game, self._live)
 
     def _warmed(self, w: Worker, job: Job, failed: bool) -> None:
         """A warm-up step ended in `w` (or failed, and killed it)."""

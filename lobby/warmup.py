@@ -112,7 +112,9 @@ class Warmup:
         self._ready: dict[str, asyncio.Future[None]] = {}  # `step_ready`
         self.planned = False  # whether `status()` knows the plan
         self._cached: set[str] = set()  # steps compiled before this start (loads only)
-        self._order: dict[str, int] = {}  # the plan's first order (`_took_over`)
+        self._order: dict[str, int] = {}  # the plan's first order (`_take_over`)
+        self._counts: dict[str, int] = {}  # kernels a step took over (`_take_over`)
+        self._taken: set[str] = set()  # the steps that took over their family's compile
         self._everything: asyncio.Future[None] | None = None
         self._kernels: set[str] = set()  # the engine's kernels some worker compiled or loaded
         self._ahead = 0  # ... of which decisions compiled first, for steps not done yet
@@ -169,11 +171,15 @@ class Warmup:
         if job.warm is None:
             self._decided = time.monotonic()  # the warm-ups under way wait for the CPU
         key = job.warm.key if job.warm is not None else job.step
-        known = next((s for s in self._plan if s.key == key and key not in self._done), None)
-        if known is not None and self._during.get(known.key, 0) < known.kernels():
-            self._during[known.key] = self._during.get(known.key, 0) + 1
-        else:
-            self._ahead += 1
+        step = next((s for s in self._plan if s.key == key), None)
+        if (
+            step is not None
+            and key not in self._done
+            and self._during.get(step.key, 0) < self._count(step)
+        ):
+            self._during[step.key] = self._during.get(step.key, 0) + 1
+            return
+        self._ahead += 1
 
     def status(self, live: Iterable[Worker]) -> EngineStatus:
         """How far the warm-up is, and about how long the rest takes here, given the `live`
@@ -200,7 +206,7 @@ class Warmup:
         now, waiting, kernels = time.monotonic(), 0.0, 0
         rest: dict[str, tuple[float, float, int]] = {}
         for step in left:
-            cost, count = self._costs.get(step.key, warming.DEFAULT_COST), step.kernels()
+            cost, count = self._costs.get(step.key, warming.DEFAULT_COST), self._count(step)
             undone = 1.0 - min(1.0, self._during.get(step.key, 0) / count) if count else 1.0
             rest[step.key] = cost, undone, count
             if step.key not in running and count:
@@ -231,8 +237,8 @@ class Warmup:
         kernel loaded from numba's cache holds the machine code of those it calls (they are
         not loaded on their own): a step done counts all of its own. More kernels than the
         plan's count make the total (a table older than the code)."""
-        needed = sum(step.kernels() for step in self._plan)
-        done = sum(step.kernels() for step in self._plan if step.key in self._done)
+        needed = sum(self._count(step) for step in self._plan)
+        done = sum(self._count(step) for step in self._plan if step.key in self._done)
         ready = max(len(self._kernels), done)
         if self._plan and len(self._done) == len(self._plan):
             ready = max(ready, needed)
@@ -289,9 +295,9 @@ class Warmup:
             return step
         return None
 
-    def hurry(self, spec: AgentSpec, game: str) -> str:
+    def hurry(self, spec: AgentSpec, game: str, live: Iterable[Worker] = ()) -> str:
         """Move the step of an agent asked for before the steps not done yet (adding it to
-        the plan if it is not in it); its key."""
+        the plan if it is not in it), given the `live` workers; its key."""
         i = next((i for i, s in enumerate(self._plan) if s.spec == spec and s.game == game), -1)
         if i < 0:
             step = warming.WarmStep(game, (spec.label(),), spec)
@@ -303,6 +309,7 @@ class Warmup:
             return step.key
         first = next((j for j, s in enumerate(self._plan) if s.key not in self._done), 0)
         self._plan.insert(first, step)
+        self._take_over(step, live)  # (its decision or its warm-up compiles first)
         if self._everything is not None and self._everything.done():
             self._everything = asyncio.get_running_loop().create_future()
         return step.key
@@ -341,7 +348,11 @@ class Warmup:
         """The next step for the worker `w` among the `live` ones (none for the plain one)."""
         if w.plain:
             return None
-        return self.next_step(w.warmed, {v.job.step for v in live if v.job})
+        live = list(live)
+        step = self.next_step(w.warmed, {v.job.step for v in live if v.job})
+        if step is not None and self.compiles(step.key):
+            self._take_over(step, live)  # (it compiles now: what it takes over is known)
+        return step
 
     def next_load_for(self, w: Worker) -> warming.WarmStep | None:
         """The next step `w` has not done that only loads from numba's cache (compiled before
@@ -377,26 +388,43 @@ class Warmup:
                 if v.plain and v.state == "idle":
                     v.retire()  # (a busy one retires once its answer is in)
 
-    def _took_over(self, step: warming.WarmStep) -> float:
-        """The cost of `step`, done now. A step done before an agent of its family (same game
-        and module) that the plan had first compiled their shared kernels: it takes over that
-        one's cost, as much as it costs alone, and that one keeps the rest (so the estimate of
-        what is left stays true)."""
+    def _count(self, step: warming.WarmStep) -> int:
+        """The kernels `step` compiles (`KERNELS`, or what it took over of its family's)."""
+        return self._counts.get(step.key, step.kernels())
+
+    def _take_over(self, step: warming.WarmStep, live: Iterable[Worker] = ()) -> None:
+        """`step` compiles before an agent of its family (same game and module) that the plan
+        had first, and no worker of the `live` ones compiles that one now: it compiles their
+        shared kernels, so it takes over that one's cost, as much as it costs alone, and as
+        large a share of its kernels; that one keeps the rest (so the estimate of what is left
+        stays true while it runs, not only once it is done). Once a step."""
+        if step.key in self._taken or step.key in self._cached:
+            return
         family = step.family()
         order = self._order.get(step.key, len(self._order))
+        busy = {key for key, _ in under_way(live)}
+        other = next(
+            (
+                s
+                for s in sorted(self._plan, key=lambda s: self._order.get(s.key, len(self._order)))
+                if s.key not in self._done
+                and s.family() == family
+                and self._order.get(s.key, len(self._order)) < order
+            ),
+            None,
+        )
+        if other is None or other.key in busy:
+            return
+        self._taken.add(step.key)
         mine = self._costs.get(step.key, warming.DEFAULT_COST)
-        for other in self._plan:
-            if (
-                other.key not in self._done
-                and other.family() == family
-                and self._order.get(other.key, len(self._order)) < order
-            ):
-                theirs = self._costs.get(other.key, warming.DEFAULT_COST)
-                taken = max(mine, min(theirs, warming.ALONE.get(step.key, theirs)))
-                self._costs[step.key] = taken
-                self._costs[other.key] = max(warming.LOAD_COST, theirs + mine - taken)
-                break
-        return self._costs.get(step.key, warming.DEFAULT_COST)
+        theirs = self._costs.get(other.key, warming.DEFAULT_COST)
+        taken = max(mine, min(theirs, warming.ALONE.get(step.key, theirs)))
+        self._costs[step.key] = taken
+        self._costs[other.key] = max(warming.LOAD_COST, theirs + mine - taken)
+        kernels = self._count(other)
+        moved = round(kernels * min(1.0, (taken - mine) / theirs)) if theirs > 0 else 0
+        self._counts[step.key] = self._count(step) + moved
+        self._counts[other.key] = kernels - moved
 
     def _measure(self, took: float, cost: float) -> float:
         """How much slower than the reference this machine is, with a step of `cost` that took
@@ -416,9 +444,10 @@ class Warmup:
         elif step.key not in self._done:
             self._done[step.key] = took
             if step.key not in self._cached:  # what it did not compile, decisions had
-                found = step.kernels() - self._during.pop(step.key, 0)
+                found = self._count(step) - self._during.pop(step.key, 0)
                 self._ahead = max(0, self._ahead - max(0, found))
-            cost = self._took_over(step)
+            self._take_over(step)
+            cost = self._costs.get(step.key, warming.DEFAULT_COST)
             if measured:
                 self._slowness = self._measure(took, cost)
                 self._measured[0] += took

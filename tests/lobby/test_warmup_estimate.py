@@ -26,7 +26,9 @@ def record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_without_a_record_the_reference_figures_count(record: Path) -> None:
     plan, costs, cached = lobby.warmup.read_plan()
     assert not cached
-    assert costs == {s.key: max(warm.LOAD_COST, warm.COSTS.get(s.key, 2.0)) for s in plan}
+    assert costs == {s.key: s.cost() for s in plan}
+    assert all(s.cost() == max(warm.LOAD_COST, warm.COSTS[s.key]) for s in plan if s.kernels())
+    assert all(s.cost() == warm.COSTS[s.key] < warm.LOAD_COST for s in plan if not s.kernels())
     assert lobby.warmup.first_guess() == 1.0
 
 

@@ -238,3 +238,27 @@ def test_kernels_a_decision_compiled_for_its_agent_are_that_steps_work_done() ->
     for i in range(step.kernels() // 2, step.kernels() + 4):  # and 4 of other steps
         w.kernel((f"engine.fake.k{i}()", True), move)  # type: ignore[arg-type]
     assert w.status([]).seconds < before - warm.COSTS[step.key]
+
+
+def test_an_agent_asked_for_before_its_family_compiles_their_kernels_in_the_estimate() -> None:
+    """Othello medium asked for first compiles the search the expert shares with it: while its
+    warm-up runs it has the expert's cost and kernels, not a load's 0.3 s (the estimate had
+    said 66 s left with 15 s to go: a step of 0.3 s running for 11 s made the machine look
+    thirty times slower)."""
+    w = _warmup(1.0)
+    plan = {s.key: s for s in warm.warm_plan()}
+    expert, medium = plan["othello-expert"], plan["othello-medium"]
+    total = w.status([]).seconds
+    assert w.hurry(medium.spec, "othello", []) == medium.key
+    assert w.status([]).seconds == pytest.approx(total)  # the same work, another step
+    alone = min(warm.COSTS[expert.key], warm.ALONE[medium.key])
+    ran = 0.8 * alone  # well within what it takes alone
+    job = SimpleNamespace(warm=medium, step=medium.key, started=time.monotonic() - ran)
+    live = [SimpleNamespace(job=job)]
+    for i in range(expert.kernels() // 2):  # its kernels are counted as its own
+        w.kernel((f"engine.fake.k{i}()", True), job)  # type: ignore[arg-type]
+    status = w.status(live)  # type: ignore[arg-type]
+    assert status.seconds == pytest.approx(total - ran, rel=0.05)
+    assert status.kernels == expert.kernels() // 2
+    w.warmed(medium, alone, failed=False)
+    assert w.status([]).seconds == pytest.approx(total - alone, rel=0.05)
