@@ -45,12 +45,15 @@ from benchmarks.measure import load
 from engine.agents.othello import patterns
 from engine.agents.othello.evals import evaluate
 from engine.agents.othello.patterns import pattern_value
-from engine.agents.othello.search import LEAVES, STANDARD, OthelloSearch
+from engine.agents.othello.search import LEAVES, OthelloSearch
 from engine.games.bits import kernel
 from engine.games.othello import OthelloState
 
 U64Array = npt.NDArray[np.uint64]
 F32Array = npt.NDArray[np.float32]
+#: `_eval_loop`'s weights for the standard evaluation (one row: the standard one is called).
+STANDARD = np.zeros((1, 1), dtype=np.float32)
+STANDARD.setflags(write=False)  # read-only as `patterns.load`'s: one compiled loop for both
 
 
 def random_position(rng: random.Random, plies: int) -> OthelloState | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -326,11 +326,11 @@ def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> 
 # leaf at an odd ply reads the weights with the two digits swapped (the second half of
 # `search_weights`), so it gets the value for its own side to move.
 #
-# The shipped weights are multiples of 2**-42 whose sum over any set of instances stays below
-# 2**9 in every phase: every partial sum is exact in float64 whatever the order, so a leaf adds
-# them up in four independent chains (a quarter of the latency of one) to the very value the
-# one-by-one sum gives. Weights without that property (`exact_in_any_order`) are added one by
-# one, in instance order.
+# The search reads the table weights as int16 counts of a unit of 2**-k discs (k per phase,
+# `quantize`): half the memory of float32 (a phase's tables, 330 kB, stay in the second-level
+# cache), and a sum of integers is exact in any order, so a leaf adds its 46 weights in vectors
+# (`patvector.gather_sum`) or in any order the compiler likes. The engine's weights are those
+# rounded ones everywhere (`load`), so a leaf's value is the one `pattern_value` gives.
 
 N_INST = len(INSTANCES)
 ROW = 48
@@ -343,9 +343,10 @@ Words = npt.NDArray[np.uint64]
 
 def _square_deltas() -> npt.NDArray[np.uint64]:
     """SQ_DELTA[sq]: the place value (3**place) of square `sq` in each instance, 0 where the
-    instance does not hold it, as a row of indices read four a word (uint64, shape (64,
-    WORDS))."""
-    out = np.zeros((64, ROW), dtype=np.uint16)
+    instance does not hold it, as a row of indices read four a word (uint64, shape (65,
+    WORDS)); row 64 all zeros (`patvector.play_words` reads it for a flip that is not
+    there)."""
+    out = np.zeros((65, ROW), dtype=np.uint16)
     for i, (_name, squares) in enumerate(INSTANCES):
         for k, sq in enumerate(squares):
             out[sq, i] = 3 ** (len(squares) - 1 - k)
@@ -353,46 +354,65 @@ def _square_deltas() -> npt.NDArray[np.uint64]:
 
 
 SQ_DELTA = _square_deltas()
-EXACT = WEIGHTS
-"""The column of `search_weights` that says whether its weights add up exactly in any order."""
+INT16_MAX = 32767
 
 
-def exact_in_any_order(w: npt.NDArray[np.float32]) -> bool:
-    """Whether every partial sum of one weight an instance (any instances, any order, any
-    phase) is exact in float64: all weights multiples of 2**-k, and the largest possible sum
-    below 2**(53 - k)."""
-    tables = w[:, :TABLE].astype(np.float64)
-    nonzero = tables[tables != 0]
-    if nonzero.size == 0:
-        return True
-    _, exponent = np.frexp(nonzero)  # |v| = m * 2**exponent, 0.5 <= m < 1, 24 bits of m
-    mantissa = np.ldexp(nonzero, 24 - exponent).astype(np.int64)  # an integer, exactly
-    trailing = np.log2(mantissa & -mantissa).astype(np.int64)
-    frac_bits = int((24 - exponent - trailing).max())
-    # the largest sum of one weight an instance, in any phase
-    largest = sum(
-        np.abs(tables[:, INST_OFF[i] : INST_OFF[i] + 3 ** int(INST_LEN[i])]).max(axis=1)
-        for i in range(N_INST)
-    ).max()
-    return bool(largest * 2.0**frac_bits < 2.0**53)
+class SearchWeights(NamedTuple):
+    """The weights as the incremental evaluation reads them (`search_weights`)."""
+
+    tables: npt.NDArray[np.int16]
+    """(2 * PHASES, TABLE + 1): per phase its tables in units (column 0 unused: a leaf reads
+    each weight as the high half of 32 bits); the phases again with the digits 1 and 2 of every
+    table index swapped."""
+    terms: npt.NDArray[np.float64]
+    """(PHASES, 3): per phase the mobility weight, the constant and the tables' unit."""
 
 
-def search_weights(w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """The weights as the incremental evaluation reads them (read-only): the PHASES rows of `w`,
-    then the same rows with the digits 1 and 2 of every table index swapped; one more column,
-    `EXACT`, 1 where the weights add up exactly in any order (`exact_in_any_order`), else 0."""
-    swapped = w.copy()
+def _unit_bits(tables: npt.NDArray[np.float32]) -> int:
+    """The largest k (at most 30) with every weight of one phase's tables within int16 in
+    units of 2**-k."""
+    largest = float(np.abs(tables).max())
+    return 30 if largest == 0 else min(30, int(np.floor(np.log2(INT16_MAX / largest))))
+
+
+def quantize(w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The weights with each phase's tables rounded to multiples of its unit 2**-k
+    (`_unit_bits`), mobility and constant as they are (read-only). The rounding moves a weight
+    by at most 2**-(k+1) (k = 11 for the shipped weights: 0.025 hundredths of a disc) and
+    leaves rounded weights as they are."""
+    out = w.copy()
+    for p in range(PHASES):
+        unit = 2.0 ** _unit_bits(w[p, :TABLE])
+        out[p, :TABLE] = np.round(w[p, :TABLE].astype(np.float64) * unit) / unit
+    out.setflags(write=False)
+    return out
+
+
+def _swapped(w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """`w` with the digits 1 and 2 of every table index swapped."""
+    out = w.copy()
     for c, name in enumerate(NAMES):
         size = len(BASE[name])
         raw = np.arange(3**size, dtype=np.int64)
         digits = (raw[:, None] // 3 ** np.arange(size)) % 3
         other = (np.where(digits == 0, 0, 3 - digits) * 3 ** np.arange(size)).sum(axis=1)
         off = OFFSETS[c]
-        swapped[:, off + raw] = w[:, off + other]
-    flag = np.full((2 * PHASES, 1), float(exact_in_any_order(w)), dtype=np.float32)
-    out = np.concatenate([np.concatenate([w, swapped]), flag], axis=1)
-    out.setflags(write=False)
+        out[:, off + raw] = w[:, off + other]
     return out
+
+
+def search_weights(w: npt.NDArray[np.float32]) -> SearchWeights:
+    """`quantize(w)` as the search reads it (read-only arrays): `SearchWeights`."""
+    q = quantize(w)
+    bits = np.array([_unit_bits(q[p, :TABLE]) for p in range(PHASES)], dtype=np.float64)
+    both = np.concatenate([q, _swapped(q)])[:, :TABLE].astype(np.float64)
+    counts = np.round(both * 2.0 ** np.concatenate([bits, bits])[:, None])
+    tables = np.zeros((2 * PHASES, TABLE + 1), dtype=np.int16)
+    tables[:, 1:] = counts.astype(np.int16)
+    terms = np.stack([q[:, MOBILITY], q[:, BIAS], 2.0**-bits], axis=1).astype(np.float64)
+    tables.setflags(write=False)
+    terms.setflags(write=False)
+    return SearchWeights(tables, terms)
 
 
 @kernel
@@ -429,58 +449,40 @@ def pass_indices(words: Words, ply: int) -> None:
         words[ply + 1, k] = words[ply, k]
 
 
-@kernel
-def _ordered_sum(idx: Indices, ply: int, w: npt.NDArray[np.float32], row: int) -> float:
-    """The weights of row `ply` of `idx` added one by one, in instance order (weights that do
-    not add up exactly in any order; out of line: the shipped weights never come here)."""
-    total = 0.0
-    for i in range(N_INST):
-        total += w[row, INST_OFF[i] + idx[ply, i]]
-    return total
-
-
 @inline_kernel
-def _chains_sum(idx: Indices, ply: int, w: npt.NDArray[np.float32], row: int) -> float:
-    """The weights of row `ply` of `idx` in four independent chains (`EXACT` weights: the sum
-    is the same in any order), a quarter of the latency of one chain."""
-    a = 0.0
-    b = 0.0
-    c = 0.0
-    d = 0.0
-    for i in range(0, N_INST - 2, 4):
-        a += w[row, INST_OFF[i] + idx[ply, i]]
-        b += w[row, INST_OFF[i + 1] + idx[ply, i + 1]]
-        c += w[row, INST_OFF[i + 2] + idx[ply, i + 2]]
-        d += w[row, INST_OFF[i + 3] + idx[ply, i + 3]]
-    a += w[row, INST_OFF[N_INST - 2] + idx[ply, N_INST - 2]]
-    b += w[row, INST_OFF[N_INST - 1] + idx[ply, N_INST - 1]]
-    total: float = (a + b) + (c + d)
+def _table_sum(idx: Indices, ply: int, w: npt.NDArray[np.int16], row: int) -> int:
+    """The table weights of row `ply` of `idx`, in units (integers: any order gives the sum)."""
+    total = 0
+    for i in range(N_INST):
+        total += int(w[row, 1 + INST_OFF[i] + idx[ply, i]])
     return total
 
 
-#: The sum of `EXACT` weights: by gathers where the CPU has AVX-512, else `_chains_sum`.
-_exact_sum: Any = gather_sum(tuple(int(o) for o in INST_OFF)) if GATHER else _chains_sum
+#: The sum of the table weights: by gathers where the CPU has AVX-512, else `_table_sum`.
+_sum: Any = gather_sum(tuple(int(o) for o in INST_OFF)) if GATHER else _table_sum
 
 
 @inline_kernel
 def indexed_value(
-    me: np.uint64, opp: np.uint64, idx: Indices, ply: int, w: npt.NDArray[np.float32]
-) -> int:
-    """`pattern_value` of the position at row `ply` of `idx`, `w` from `search_weights`."""
+    me: np.uint64, opp: np.uint64, idx: Indices, ply: int, w: npt.NDArray[np.int16],
+    terms: npt.NDArray[np.float64],
+) -> int:  # fmt: skip
+    """`pattern_value` of the position at row `ply` of `idx` with the weights `quantize` gives,
+    (`w`, `terms`) from `search_weights`."""
     p = phase_of(me, opp)
     row = p + PHASES * (ply & 1)
-    exact = w[row, EXACT] != 0
-    total = _exact_sum(idx, ply, w, row) if exact else _ordered_sum(idx, ply, w, row)
+    total = _sum(idx, ply, w, row) * terms[p, 2]  # exact: a count times a power of two
     mine, theirs = legal_masks(me, opp)
     mob = popcnt(mine) - popcnt(theirs)
-    total += w[p, TABLE] * mob + w[p, TABLE + 1]
+    total += terms[p, 0] * mob + terms[p, 1]
     score: int = round(100.0 * total)
     return min(max(score, -EVAL_BOUND), EVAL_BOUND)
 
 
 @lru_cache(maxsize=2)
 def load(path: Path = DATA) -> npt.NDArray[np.float32]:
-    """The shipped weights, shape (PHASES, WEIGHTS); ValueError if the file does not fit."""
+    """The shipped weights, shape (PHASES, WEIGHTS), their tables rounded as the search reads
+    them (`quantize`); ValueError if the file does not fit."""
     try:
         with np.load(path) as data:
             w = np.asarray(data["weights"], dtype=np.float32)
@@ -488,12 +490,11 @@ def load(path: Path = DATA) -> npt.NDArray[np.float32]:
         raise ValueError(f"cannot read pattern weights {path}: {exc}") from None
     if w.shape != (PHASES, WEIGHTS) or not np.isfinite(w).all():
         raise ValueError(f"pattern weights {path}: shape {w.shape}, want {(PHASES, WEIGHTS)}")
-    w.setflags(write=False)
-    return w
+    return quantize(w)
 
 
 @lru_cache(maxsize=2)
-def load_search(path: Path = DATA) -> npt.NDArray[np.float32]:
+def load_search(path: Path = DATA) -> SearchWeights:
     """`search_weights` of the shipped weights (`load`)."""
     return search_weights(load(path))
 

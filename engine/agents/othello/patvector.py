@@ -1,6 +1,6 @@
 """The pattern evaluation's code written in LLVM vectors (numba intrinsics), for
-`patterns.py`: a move's update of a row of pattern indices, and the weights' sum by gathers on
-a CPU with AVX-512. Each has its plain equivalent in `patterns.py` (numba's JIT off, or a CPU
+`patterns.py`: a move's update of a row of pattern indices, and the int16 weights' sum by
+gathers on a CPU with AVX-512. Each has its plain equivalent (numba's JIT off, or a CPU
 without AVX-512); tests/engine/test_patterns_incremental.py checks they agree.
 """
 
@@ -17,6 +17,8 @@ from numba.core import cgutils, config
 from numba.extending import intrinsic
 
 _JIT_OFF = bool(getattr(config, "DISABLE_JIT", False))
+FIRST_FLIPS = 4
+"""How many of a move's flips `play_words` adds up without a branch (`_play_words_impl`)."""
 Words = npt.NDArray[np.uint64]
 #: Whether `gather_sum` can be used: compiled code on a CPU with AVX-512.
 GATHER = not _JIT_OFF and bool(ll.get_host_cpu_features().get("avx512f", False))
@@ -25,7 +27,12 @@ GATHER = not _JIT_OFF and bool(ll.get_host_cpu_features().get("avx512f", False))
 def _play_words_impl(typingctx: Any, words: Any, ply: Any, sq: Any, f: Any, delta: Any) -> Any:
     """LLVM's code for `play_indices`: the twelve words of a row as three vectors of four (the
     compiler would unroll a loop over them into twelve scalar steps), the flipped squares' rows
-    of `delta` summed in registers, the new row written once."""
+    of `delta` summed in registers, the new row written once.
+
+    The first FIRST_FLIPS flipped squares are added without a branch (`delta` has a row of
+    zeros at 64, where a count of trailing zeros points once no flip is left), the rest by a
+    loop: a loop over every flip mispredicts its exit at most moves (1 to 4 flips, 2 on
+    average), and the update then cost the search twice as much."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         words_t, delta_t = signature.args[0], signature.args[4]
@@ -43,18 +50,25 @@ def _play_words_impl(typingctx: Any, words: Any, ply: Any, sq: Any, f: Any, delt
         def load3(ptr: Any) -> list[Any]:
             return [builder.load(builder.gep(ptr, [ir.IntType(32)(k)]), align=8) for k in range(3)]
 
+        none = ir.Constant(vec, [0, 0, 0, 0])
+        first = f_v
+        firsts = [none] * 3
+        for _ in range(FIRST_FLIPS):
+            s = builder.cttz(first, ir.IntType(1)(0))  # 64 (a row of zeros) once none is left
+            got = load3(row(delta_t, d, s))
+            firsts = [builder.add(a, v) for a, v in zip(firsts, got, strict=True)]
+            first = builder.and_(first, builder.sub(first, i64(1)))
         start = builder.basic_block
         head = builder.append_basic_block("flips.head")
         body = builder.append_basic_block("flips.body")
         done = builder.append_basic_block("flips.done")
-        none = ir.Constant(vec, [0, 0, 0, 0])
         builder.branch(head)
         builder.position_at_end(head)
         bits = builder.phi(i64)
         sums = [builder.phi(vec) for _ in range(3)]
-        bits.add_incoming(f_v, start)
-        for acc in sums:
-            acc.add_incoming(none, start)
+        bits.add_incoming(first, start)
+        for acc, v in zip(sums, firsts, strict=True):
+            acc.add_incoming(v, start)
         builder.cbranch(builder.icmp_unsigned("!=", bits, i64(0)), body, done)
         builder.position_at_end(body)
         s = builder.cttz(bits, ir.IntType(1)(0))
@@ -103,9 +117,10 @@ play_words: Any = _play_words_python if _JIT_OFF else intrinsic(_play_words_impl
 
 
 def gather_sum(offsets: tuple[int, ...]) -> Any:
-    """An intrinsic (idx, ply, w, row) -> the sum of w[row, offsets[i] + idx[ply, i]] over the
-    instances i, for a CPU with AVX-512 (`GATHER`): three 16-lane gathers (`vgatherdps`), added
-    as doubles in vectors, so for weights that add up exactly in any order only."""
+    """An intrinsic (idx, ply, w, row) -> the sum of w[row, 1 + offsets[i] + idx[ply, i]] over
+    the instances i (w int16, its column 0 unused), for a CPU with AVX-512 (`GATHER`): three
+    16-lane gathers (`vpgatherdd`) of the 32 bits that end with each weight, shifted down to
+    it, added as integers in vectors."""
     count = len(offsets)
     assert count <= 48
 
@@ -120,33 +135,31 @@ def gather_sum(offsets: tuple[int, ...]) -> Any:
         wptr = cgutils.get_item_pointer(*item)  # type: ignore[no-untyped-call]
         v16h = ir.VectorType(ir.IntType(16), 16)
         v16i = ir.VectorType(i32, 16)
-        v16f = ir.VectorType(ir.FloatType(), 16)
-        v8d = ir.VectorType(ir.DoubleType(), 8)
         v16b = ir.VectorType(ir.IntType(1), 16)
         byte_ptr = ir.IntType(8).as_pointer()
-        kind = ir.FunctionType(v16f, [v16f, byte_ptr, v16i, v16b, i32])
+        kind = ir.FunctionType(v16i, [v16i, byte_ptr, v16i, v16b, i32])
         gather = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
-            builder.module, kind, "llvm.x86.avx512.mask.gather.dps.512"
+            builder.module, kind, "llvm.x86.avx512.mask.gather.dpi.512"
+        )
+        reduce = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+            builder.module, ir.FunctionType(i32, [v16i]), "llvm.vector.reduce.add.v16i32"
         )
         base = builder.bitcast(wptr, byte_ptr)
         rows = builder.bitcast(iptr, v16h.as_pointer())
-        halves = [ir.Constant(ir.VectorType(i32, 8), list(range(h, h + 8))) for h in (0, 8)]
+        sixteen = ir.Constant(v16i, [16] * 16)
         acc = None
         for k in range(3):
             raw = builder.load(builder.gep(rows, [i32(k)]), align=2)
             lanes = [offsets[i] if i < count else 0 for i in range(16 * k, 16 * k + 16)]
             ind = builder.add(builder.zext(raw, v16i), ir.Constant(v16i, lanes))
             mask = ir.Constant(v16b, [16 * k + j < count for j in range(16)])
-            got = builder.call(gather, [ir.Constant(v16f, [0.0] * 16), base, ind, mask, i32(4)])
-            for h in halves:
-                part = builder.fpext(builder.shuffle_vector(got, got, h), v8d)
-                acc = part if acc is None else builder.fadd(acc, part)
-        total = builder.extract_element(acc, i32(0))
-        for j in range(1, 8):
-            total = builder.fadd(total, builder.extract_element(acc, i32(j)))
-        return total
+            # 32 bits at byte 2 * (offset + index): the weight before (or column 0), then ours
+            got = builder.call(gather, [ir.Constant(v16i, [0] * 16), base, ind, mask, i32(2)])
+            got = builder.ashr(got, sixteen)
+            acc = got if acc is None else builder.add(acc, got)
+        return builder.sext(builder.call(reduce, [acc]), i64)
 
     def impl(typingctx: Any, idx: Any, ply: Any, w: Any, row: Any) -> Any:
-        return types.float64(idx, ply, w, row), codegen
+        return types.int64(idx, ply, w, row), codegen
 
     return intrinsic(impl)

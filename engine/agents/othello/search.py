@@ -62,12 +62,12 @@ _SQUARE_ORDER = np.array(
 
 U64Array = npt.NDArray[np.uint64]
 I8Array = npt.NDArray[np.int8]
-F32Array = npt.NDArray[np.float32]
-#: The weights argument of the search kernels when the standard evaluation is used.
-STANDARD = np.zeros((1, 1), dtype=np.float32)
-# Read-only like the pattern weights (`patterns.load`): numba types read-only arrays apart, so
-# both evaluations share one compiled search instead of compiling it twice.
-STANDARD.setflags(write=False)
+#: The weights the search kernels are handed when the standard evaluation is used (one row).
+STANDARD = patterns.SearchWeights(np.zeros((1, 1), np.int16), np.zeros((1, 3), np.float64))
+# Read-only like the pattern weights (`patterns.search_weights`): numba types read-only arrays
+# apart, so both evaluations share one compiled search instead of compiling it twice.
+STANDARD.tables.setflags(write=False)
+STANDARD.terms.setflags(write=False)
 I64Array = npt.NDArray[np.int64]
 
 
@@ -94,7 +94,8 @@ class Tables(NamedTuple):
     hist: I64Array  # history scores per square
     mv: I64Array  # per ply: the moves and their order scores
     fl: U64Array  # per ply: each move's flips
-    pw: F32Array  # the pattern evaluation's weights (`patterns.search_weights`), or STANDARD
+    pw: npt.NDArray[np.int16]  # the pattern evaluation's tables (`patterns.SearchWeights`)
+    pterms: npt.NDArray[np.float64]  # and its other terms; STANDARD's for the standard one
     pidx: patterns.Indices  # per ply: the position's pattern indices (`patterns.play_indices`)
     pwords: patterns.Words  # the same rows of `pidx` read four indices a word
 
@@ -239,7 +240,7 @@ def _leaf(me: np.uint64, opp: np.uint64, ply: int, tables: Tables, stats: I64Arr
     if tables.pw.shape[0] == 1:
         v = evaluate(me, opp)
     else:
-        v = indexed_value(me, opp, tables.pidx, ply, tables.pw)
+        v = indexed_value(me, opp, tables.pidx, ply, tables.pw, tables.pterms)
     if v > -WIN and v < WIN:
         stats[LEAVES] += 1
     return v
@@ -389,7 +390,7 @@ class OthelloSearch:
         self.tt_bits = tt_bits
         self.eg_bits = eg_bits
         self.eval = eval
-        self.weights: F32Array = patterns.load_search() if eval == "patterns" else STANDARD
+        self.weights = patterns.load_search() if eval == "patterns" else STANDARD
         self._tables: Tables | None = None
         self._eg_tables: eg.Tables | None = None
         self._eg_dirty = False
@@ -424,7 +425,8 @@ class OthelloSearch:
                 np.zeros(64, dtype=np.int64),
                 np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64),
                 np.zeros((MAX_PLY, MAX_MOVES), dtype=np.uint64),
-                self.weights,
+                self.weights.tables,
+                self.weights.terms,
                 indices,
                 indices.view(np.uint64),
             )
@@ -505,7 +507,7 @@ class OthelloSearch:
         m, o = np.uint64(me), np.uint64(opp)
         stats = self.stats
         ply = 0 if root else 1
-        if self.weights.shape[0] > 1:
+        if self.weights.tables.shape[0] > 1:
             set_indices(m, o, ply, tables.pidx)
         score = self._chunked(lambda: _negamax(m, o, depth, alpha, beta, ply, tables, stats))
         return int(score), int(stats[_BEST])
