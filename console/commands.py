@@ -4,12 +4,14 @@ help text."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from console.settings import NAMES as SETTINGS
 from console.values import UsageError, is_agent_name
 from engine.agents import registry
 from engine.games.catalog import OFFERS
+from lobby.pairing import FORMATS
 
 BOTMATCH_DELAY = 0.5  # seconds between the moves of a /botmatch (Discord's default is longer)
 
@@ -22,6 +24,9 @@ class CommandInfo:
     summary: str
     #: Words that make up the whole command instead of its options (`/train stop`).
     actions: tuple[str, ...] = ()
+    #: The command's subcommands, each with its own options (`/tournament join bot:easy`):
+    #: the word after the command names one, and the options are that one's.
+    subcommands: Mapping[str, CommandInfo] = field(default_factory=dict)
 
 
 COMMANDS: dict[str, CommandInfo] = {
@@ -76,7 +81,11 @@ COMMANDS: dict[str, CommandInfo] = {
         " the prompt comes back when it ends (Ctrl-C leaves the console, the match stays live)",
     ),
     "wait": CommandInfo(
-        (), (), "/wait", "wait until the running bot matches and training have ended"
+        (),
+        (),
+        "/wait",
+        "wait until the running bot matches and training have ended, and the tournament"
+        " waits for a move of yours or is over",
     ),
     "leaderboard": CommandInfo(
         ("game",), ("game",), "/leaderboard game:GAME", "the best rated players of a game"
@@ -121,6 +130,35 @@ COMMANDS: dict[str, CommandInfo] = {
         " puzzle waiting); daily: the day's puzzle, the same for everyone; stats: puzzle"
         " ratings and streaks",
         actions=("daily", "stats"),
+    ),
+    "tournament": CommandInfo(
+        (),
+        (),
+        f"/tournament create game:GAME format:{'|'.join(FORMATS)} [rounds:N] [clock:SECONDS]"
+        " [start:MINUTES]  or  /tournament join [bot:NAME]  or"
+        "  /tournament leave|start|standings|cancel",
+        "a Swiss, round-robin or knockout tournament of local players and the bot's players"
+        " (one at a time here); join enters you, join bot:NAME one of the bot's players;"
+        " start, cancel and join bot: are its creator's. Your games show here and take your"
+        " moves (/matches, /switch); the bot's games play on their own; each round's"
+        " pairings, every result, the standings after each round and the winner are said",
+        subcommands={
+            "create": CommandInfo(
+                ("game", "format", "rounds", "clock", "start"),
+                ("game", "format"),
+                f"/tournament create game:GAME format:{'|'.join(FORMATS)} [rounds:N]"
+                " [clock:SECONDS] [start:MINUTES]",
+                "a new tournament; rounds: Swiss only (1 to 12), clock: a person's seconds"
+                " per move, start: it starts by itself in this many minutes",
+            ),
+            "join": CommandInfo(
+                ("bot",), (), "/tournament join [bot:NAME]", "enter, or enter a bot's player"
+            ),
+            "leave": CommandInfo((), (), "/tournament leave", "leave (forfeits your games)"),
+            "start": CommandInfo((), (), "/tournament start", "start it (2 players at least)"),
+            "standings": CommandInfo((), (), "/tournament standings", "the standings now"),
+            "cancel": CommandInfo((), (), "/tournament cancel", "cancel it: nobody wins"),
+        },
     ),
     "agents": CommandInfo(
         ("game",),
@@ -191,30 +229,51 @@ def parse_command(text: str) -> tuple[str, dict[str, str]] | None:
     info = COMMANDS[word]
     if len(tokens) == 2 and tokens[1].lower() in info.actions:
         return word, {"action": tokens[1].lower()}
+    if info.subcommands:
+        return word, _subcommand(word, info, tokens[1:])
+    return word, _options(word, info, tokens[1:], OPTION_ALIASES.get(word, {}))
+
+
+def _subcommand(word: str, info: CommandInfo, tokens: list[str]) -> dict[str, str]:
+    """A subcommand's options, with the subcommand as `action` (`/tournament join bot:easy`)."""
+    names = ", ".join(info.subcommands)
+    if not tokens:
+        raise UsageError(f"/{word} needs one of {names}; usage: {info.usage}")
+    action = tokens[0].lower()
+    sub = info.subcommands.get(action)
+    if sub is None:
+        raise UsageError(f"/{word}: unknown subcommand {tokens[0][:40]!r}; it takes {names}")
+    return {"action": action, **_options(f"{word} {action}", sub, tokens[1:], {})}
+
+
+def _options(
+    label: str, info: CommandInfo, tokens: list[str], aliases: Mapping[str, str]
+) -> dict[str, str]:
+    """The options of `/label` given by key or by position, checked against `info`."""
     options: dict[str, str] = {}
     positional: list[str] = []
-    for token in tokens[1:]:
+    for token in tokens:
         key, sep, value = token.partition(":")
         key = key.lower()
-        key = OPTION_ALIASES.get(word, {}).get(key, key)
+        key = aliases.get(key, key)
         if sep and key in info.options:
             if key in options:
-                raise UsageError(f"/{word}: {key} is given twice")
+                raise UsageError(f"/{label}: {key} is given twice")
             options[key] = value.strip()
         elif sep and key.isidentifier() and not is_agent_name(key):
             takes = ", ".join(info.options) if info.options else "no options"
-            raise UsageError(f"/{word} has no option {key!r}; it takes {takes}")
+            raise UsageError(f"/{label} has no option {key!r}; it takes {takes}")
         else:
             positional.append(token)  # a value (an agent spec such as minimax:depth=4, too)
     free = [name for name in info.options if name not in options]
     if len(positional) > len(free):
         extra = positional[len(free)]
-        raise UsageError(f"/{word}: unexpected {extra!r}; usage: {info.usage}")
+        raise UsageError(f"/{label}: unexpected {extra!r}; usage: {info.usage}")
     options.update(zip(free, positional, strict=False))
     for name in info.required:
         if not options.get(name):
-            raise UsageError(f"/{word} needs {name}:...; usage: {info.usage}")
-    return word, {k: v for k, v in options.items() if v}
+            raise UsageError(f"/{label} needs {name}:...; usage: {info.usage}")
+    return {k: v for k, v in options.items() if v}
 
 
 def help_text(user: str, max_hints: int) -> str:

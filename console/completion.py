@@ -12,10 +12,12 @@ from prompt_toolkit.document import Document
 from console.commands import COMMAND_ALIASES, COMMANDS, OPTION_ALIASES
 from engine.agents import opponents
 from engine.games.catalog import GAMES, OFFERS, offer
+from lobby.pairing import FORMATS
 
 #: Values Tab offers for an option, besides agent names (`opponent:`, `first:` ...).
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("play", "first"): ("me", "bot", "random"),
+    ("tournament", "format"): FORMATS,
 }
 #: Options whose values are agents of the game on the line.
 _AGENT_OPTIONS = {
@@ -24,6 +26,7 @@ _AGENT_OPTIONS = {
     ("botmatch", "second"),
     ("train", "agent"),
     ("train", "opponent"),
+    ("tournament", "bot"),
 }
 #: Options whose values are the local players' names.
 _PEOPLE_OPTIONS = {
@@ -78,6 +81,14 @@ def completions(before: str, people: Iterable[str] = ()) -> tuple[str, list[str]
     if info is None:
         return word, []
     given = [w for w in words[1:-1] if w]
+    if info.subcommands:  # `/tournament join ...`: the subcommand's options
+        if not given:
+            found = [f"{s} " for s in info.subcommands]
+            return word, [f for f in found if f.startswith(word.lower())]
+        sub = info.subcommands.get(given[0].lower())
+        if sub is None:
+            return word, []
+        info, given = sub, given[1:]
     game = _game_on_line(given)
     key, sep, partial = word.partition(":")
     key = OPTION_ALIASES.get(command, {}).get(key.lower(), key.lower())

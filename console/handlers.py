@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from console import listings, playing, puzzling, retrying, settings, training
+from console import listings, playing, puzzling, retrying, settings, tournaments, training
 from console.commands import help_text
 from console.values import check_name
 
@@ -50,6 +50,7 @@ HANDLERS: dict[str, Handler] = {
     "analyse": listings.cmd_analyse,
     "retry": retrying.cmd_retry,
     "puzzle": puzzling.cmd_puzzle,
+    "tournament": tournaments.cmd_tournament,
     "agents": listings.cmd_agents,
     "train": training.cmd_train,
     "settings": settings.cmd_settings,

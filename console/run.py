@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from typing import IO
 
+from console import tournaments
 from console.dispatch import Console
 from console.lines import STOPPED, next_line, reader
 from console.session import Session
@@ -46,6 +47,7 @@ async def run_console(
     console = Console(lobby, stdout, name, interactive, stop)
     console.terminal = terminal  # (what is printed goes above its prompt)
     lobby.listeners.append(console.on_snapshot)
+    tournaments.attach(console)  # its news, from the resume on
     # The console's matches are played at this keyboard: while it is closed nobody can move,
     # so the restart's grace is a full turn (the Discord bot's is shorter: it restarts fast).
     grace = lobby.config.resume_grace
@@ -89,13 +91,16 @@ async def _prepare(console: Session, earlier: set[int] | None) -> None:
         # What a killed process left: finished games are finished, clocks get a grace,
         # agents to move move, bot matches go on (as this session's).
         for snap in await lobby.resume(only=earlier):
-            if snap.match.kind == "eve":
-                console.resume_botmatch(snap)
+            if snap.match.kind == "eve" and not tournaments.in_a_tournament(snap):
+                console.resume_botmatch(snap)  # (a tournament's go on as the tournament's)
         await console.adopt(console.user)
+        await tournaments.attach(console).resume()  # after the matches, as the Discord bot
     except LobbyError as exc:
         console.error(str(exc))
     console.prepared.set()
-    await lobby.run_clock()  # after the resume: its grace comes first
+    # After the resume: its grace comes first. The tournaments' sweep starts those whose
+    # time came and takes up the steps a busy database postponed.
+    await asyncio.gather(lobby.run_clock(), lobby.tournaments.run())
 
 
 async def _read_lines(console: Console, stdin: IO[str], stdout: IO[str]) -> tuple[bool, bool]:
@@ -142,6 +147,7 @@ async def _leave(
         clock.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await clock
+    tournaments.detach(console)
     stopped_training = await stop_training(console)
     if stopped_training is not None:
         console.write(stopped_training)
