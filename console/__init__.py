@@ -19,7 +19,8 @@ Every bad input gets one line starting with `error:` and changes nothing.
 Modules: `run` (the start, the input loop, leaving), `session` (a session's players, matches
 and output), `dispatch` (the `Console`: a line to its command or move), `commands` (the
 command table, parsing, help), `handlers` (which function runs each command), `playing`,
-`listings`, `retrying`, `puzzling`, `training` (the commands), `values` (names, games and ids
+`listings`, `retrying`, `puzzling`, `training`, `tournaments` (the commands; `/tournament`
+also follows its tournament, said with `tournament_text`), `values` (names, games and ids
 read from a line), `render` (matches as text), `lines` and `terminal` (input, and
 prompt_toolkit's prompt), `completion` (Tab), `warmup` (the engine's start, said).
 """

@@ -8,6 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from console.commands import BOTMATCH_DELAY
+from console.tournaments import in_a_tournament
 from console.training import running_training
 from console.values import UsageError, check_name, match_number, offer_key
 from engine.agents import registry
@@ -149,7 +150,8 @@ async def cmd_watch(console: Session, opts: dict[str, str]) -> None:
     ended = console.endings.setdefault(snap.id, asyncio.Event())
     console.watched.add(snap.id)
     console.seen_ply.setdefault(snap.id, snap.match.ply)
-    if snap.id not in console.botmatches:  # one this process does not run yet: run it here
+    # One this process does not run yet: run it here (a tournament's plays on its own).
+    if snap.id not in console.botmatches and not in_a_tournament(snap):
         console.resume_botmatch(snap)
     console.write(f"Watching match #{snap.id} until it ends.")
     waits = {asyncio.ensure_future(ended.wait())}

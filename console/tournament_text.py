@@ -136,7 +136,8 @@ def end_line(view: TournamentView) -> str:
     t = view.tournament
     title = f"{offer(t.game).title} tournament #{t.id}"
     if t.status == "cancelled":
-        return f"The {title} is cancelled: nobody wins; its live games end unrated."
+        games = "; its live games end unrated" if t.round else ""
+        return f"The {title} is cancelled: nobody wins{games}."
     if view.winner is None:
         return f"🏆 The {title} is over."
     return f"🏆 **{view.winner}** wins the {title}!"

@@ -139,7 +139,8 @@ class Follow:
             return
         console.remember(snap, *names)
         t = view.tournament
-        console.write(f"Tournament #{t.id}, round {t.round}: a game of {' and '.join(names)}.")
+        whose = "your game" if console.user in names else f"a game of {' and '.join(names)}"
+        console.write(f"Tournament #{t.id}, round {t.round}: {whose}, match #{snap.id}.")
         console.show(snap)
         if console.user in names:
             with contextlib.suppress(UsageError, LobbyError):
@@ -295,8 +296,10 @@ async def cmd_tournament(console: Session, opts: dict[str, str]) -> None:
         else:
             if len(bot) > MAX_BOT_NAME:
                 raise UsageError(f"bot: a name of 1 to {MAX_BOT_NAME} characters")
+            before = {p.player_id for p in (await _shown(console, follow)).placings}
             view = await lobby.tournaments.enter(bot, WHERE, me, False)
-            who = bot.strip()
+            new = [p.name for p in view.placings if p.player_id not in before]
+            who = new[0] if new else bot.strip()
         console.write(f"{who} joined: {plural(len(view.placings), 'player')} so far.")
     elif action == "leave":
         view = await lobby.tournaments.leave(me, WHERE)

@@ -50,7 +50,7 @@ def test_a_tournament_of_the_user_and_two_bots_is_played_to_its_end(tmp_path: Pa
     assert lines[at("> /tournament join") + 1] == "ann joined: 1 player so far."
     assert "Tournament #1 starts: 3 players, 2 rounds." in lines
     first = at("Tournament #1, round 1 of 2: ann - Bot (random) (match #1), Bot (easy): a bye")
-    assert lines[first + 1] == "Tournament #1, round 1: a game of ann."
+    assert lines[first + 1] == "Tournament #1, round 1: your game, match #1."
     assert lines[first + 2] == "#1 Connect Four: ann 🔴 vs 🟡 Bot (random)"  # its board
     assert at("Tournament #1, round 1: ann - Bot (random): 0-1") > at("> /resign")
     after_1 = at("Tournament #1, standings after round 1 of 2:")
@@ -241,3 +241,26 @@ async def test_hostile_tournament_lines_change_nothing(
     assert len(answer) == 1 and answer[0].startswith("error: "), (line, lines)
     assert "unknown command" not in answer[0]  # the command's own answer
     assert dump(tmp_path / "lobby.db") == before
+
+
+async def test_its_creator_cancels_it_and_its_games_end(lobby: Lobby) -> None:
+    lines = await run(
+        lobby,
+        "/tournament create c4 round-robin\n/tournament join\n/tournament join bot:easy\n"
+        "/tournament start\n/matches\n/tournament cancel\n/matches\n/tournament standings\n",
+    )
+    assert "> #1 Connect Four: ann 🔴 vs 🟡 Bot (easy) · Move 1: 🔴 ann to play" in "\n".join(
+        lines
+    )  # the user's game is theirs, and where their moves go
+    cancelled = lines.index(
+        "The Connect Four tournament #1 is cancelled: nobody wins; its live games end unrated."
+    )
+    assert lines.index("> /tournament cancel") < cancelled
+    assert "ann has no live match." in lines[cancelled:]
+    shown = lines.index("> /tournament standings")
+    assert lines[shown + 1 : shown + 3] == [
+        "Tournament #1: Connect Four, round robin",
+        "Cancelled.",
+    ]
+    t = await lobby.store.tournaments.get(1)
+    assert t is not None and t.status == "cancelled" and t.winner_id is None
