@@ -89,7 +89,9 @@ class Follow:
         if view.tournament.guild_id != CONSOLE_SERVER:
             return
         self.last = view.id
-        lines = self._changes(view, self.seen.setdefault(view.id, Seen()))
+        if view.id not in self.seen:
+            self.seen[view.id] = _first_sight(view)
+        lines = self._changes(view, self.seen[view.id])
         if lines:
             self.console.write("\n".join(lines))
         for snap in news.boards:
@@ -230,6 +232,18 @@ class Follow:
             log.debug("tournaments not resumed", exc_info=True)
             console.error(f"the tournaments are not taken up yet: {exc}")
         self.wake()
+
+
+def _first_sight(view: TournamentView) -> Seen:
+    """What is left to say of a tournament this session had not seen: all of an open or
+    running one; of one that is over (its end not announced when a process stopped), the
+    last standings and its end."""
+    t = view.tournament
+    if t.active:
+        return Seen()
+    said = {(g.round, g.board) for g in view.games if g.outcome is not None}
+    last = t.round - 1 if t.status == "finished" else t.round
+    return Seen(round=t.round, results=said, standings=max(0, last))
 
 
 _FOLLOWS: weakref.WeakKeyDictionary[Session, Follow] = weakref.WeakKeyDictionary()
