@@ -458,8 +458,24 @@ def _table_sum(idx: Indices, ply: int, w: npt.NDArray[np.int16], row: int) -> in
     return total
 
 
-#: The sum of the table weights: by gathers where the CPU has AVX-512, else `_table_sum`.
-_sum: Any = gather_sum(tuple(int(o) for o in INST_OFF)) if GATHER else _table_sum
+GATHERED = 32
+"""How many instances (the first) a leaf reads by gathers where the CPU has AVX-512; it reads
+the others one by one. A gather costs about as much with few lanes as with sixteen: two gathers
+and 14 loads cost the search less than three gathers (or one and 30 loads)."""
+_gathered_sum: Any = gather_sum(tuple(int(o) for o in INST_OFF[:GATHERED]))
+
+
+@inline_kernel
+def _split_sum(idx: Indices, ply: int, w: npt.NDArray[np.int16], row: int) -> int:
+    """`_table_sum` by gathers for the first GATHERED instances, one by one for the others."""
+    total: int = _gathered_sum(idx, ply, w, row)
+    for i in range(GATHERED, N_INST):
+        total += int(w[row, 1 + INST_OFF[i] + idx[ply, i]])
+    return total
+
+
+#: The sum of the table weights: `_split_sum` where the CPU has AVX-512, else `_table_sum`.
+_sum: Any = _split_sum if GATHER else _table_sum
 
 
 @inline_kernel

@@ -118,9 +118,9 @@ play_words: Any = _play_words_python if _JIT_OFF else intrinsic(_play_words_impl
 
 def gather_sum(offsets: tuple[int, ...]) -> Any:
     """An intrinsic (idx, ply, w, row) -> the sum of w[row, 1 + offsets[i] + idx[ply, i]] over
-    the instances i (w int16, its column 0 unused), for a CPU with AVX-512 (`GATHER`): three
-    16-lane gathers (`vpgatherdd`) of the 32 bits that end with each weight, shifted down to
-    it, added as integers in vectors."""
+    the first len(offsets) instances i (w int16, its column 0 unused), for a CPU with AVX-512
+    (`GATHER`): one 16-lane gather (`vpgatherdd`) a sixteen instances, of the 32 bits that end
+    with each weight, shifted down to it, added as integers in vectors."""
     count = len(offsets)
     assert count <= 48
 
@@ -148,7 +148,7 @@ def gather_sum(offsets: tuple[int, ...]) -> Any:
         rows = builder.bitcast(iptr, v16h.as_pointer())
         sixteen = ir.Constant(v16i, [16] * 16)
         acc = None
-        for k in range(3):
+        for k in range((count + 15) // 16):
             raw = builder.load(builder.gep(rows, [i32(k)]), align=2)
             lanes = [offsets[i] if i < count else 0 for i in range(16 * k, 16 * k + 16)]
             ind = builder.add(builder.zext(raw, v16i), ir.Constant(v16i, lanes))
