@@ -16,9 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from console.completion import completions
 from console.run import run_console
 from engine.agents import opponents
 from lobby.core import Lobby
+from lobby.records import Person, Where
 from lobby.settings import CONSOLE_SERVER
 from tests.botrun import Terminals, run_bot
 from tests.machine import scaled
@@ -101,6 +103,19 @@ def test_a_tournament_left_running_goes_on_at_the_next_start(tmp_path: Path) -> 
     third = run_bot(db, "/tournament standings\n", tmp_path, timeout=90, extra=ann)
     assert "🏆" not in third.stdout  # announced once
     assert "error: there is no tournament in this channel" in third.stdout
+
+
+def test_completions_of_the_subcommands_their_options_and_bot_names() -> None:
+    assert completions("/tournament s") == ("s", ["start ", "standings "])
+    assert completions("/tournament create c4 ")[1][-3:] == [
+        "swiss ",
+        "round-robin ",
+        "knockout ",
+    ]
+    assert completions("/tournament create format:r") == ("format:r", ["format:round-robin "])
+    assert completions("/tournament join bot:ea") == ("bot:ea", ["bot:easy "])
+    assert completions("/tournament nosuch ") == ("", [])
+    assert completions("/tournament leave ") == ("", [])
 
 
 @pytest.mark.slow
@@ -264,3 +279,20 @@ async def test_its_creator_cancels_it_and_its_games_end(lobby: Lobby) -> None:
     ]
     t = await lobby.store.tournaments.get(1)
     assert t is not None and t.status == "cancelled" and t.winner_id is None
+
+
+async def test_leaving_keeps_the_tournaments_bot_games_live(lobby: Lobby) -> None:
+    ann = Person("local", "ann", "ann")
+    here = Where(CONSOLE_SERVER)
+    await lobby.tournaments.create(ann, here, "connect4", "round-robin")
+    for bot in ("easy", "random"):
+        await lobby.tournaments.enter(bot, here, ann, False)
+    view = await lobby.tournaments.start(here, ann, False)  # a move a second (the lobby's pace)
+    (game,) = view.current()
+    assert game.match_id is not None
+    lines = await run(lobby, "/quit\n")  # the console takes the tournament up, then leaves
+    assert "Tournament #1 goes on: round 1 of 1 (/tournament standings)." in lines
+    assert (await lobby.snapshot(game.match_id)).live  # not stopped as the console's own
+    assert (
+        lines[-2] == f"1 match stays live and resumes next time (the clocks wait): #{game.match_id}"
+    )
