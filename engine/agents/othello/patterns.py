@@ -327,10 +327,11 @@ def pattern_value(me: np.uint64, opp: np.uint64, w: npt.NDArray[np.float32]) -> 
 # `search_weights`), so it gets the value for its own side to move.
 #
 # The search reads the table weights as int16 counts of a unit of 2**-k discs (k per phase,
-# `quantize`): half the memory of float32 (a phase's tables, 330 kB, stay in the second-level
-# cache), and a sum of integers is exact in any order, so a leaf adds its 46 weights in vectors
-# (`patvector.gather_sum`) or in any order the compiler likes. The engine's weights are those
-# rounded ones everywhere (`load`), so a leaf's value is the one `pattern_value` gives.
+# `quantize`): half the memory of float32 (a phase's tables take 330 kB), and a sum of integers
+# is exact in any order, so a leaf adds its 46 weights in vectors (`patvector.gather_sum`) and
+# in any order the compiler likes, with no conversion to float64 until the total. The engine's
+# weights are those rounded ones everywhere (`load`), so a leaf's value is the one
+# `pattern_value` gives.
 
 N_INST = len(INSTANCES)
 ROW = 48
@@ -378,8 +379,8 @@ def _unit_bits(tables: npt.NDArray[np.float32]) -> int:
 def quantize(w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """The weights with each phase's tables rounded to multiples of its unit 2**-k
     (`_unit_bits`), mobility and constant as they are (read-only). The rounding moves a weight
-    by at most 2**-(k+1) (k = 11 for the shipped weights: 0.025 hundredths of a disc) and
-    leaves rounded weights as they are."""
+    by at most 2**-(k+1) (k = 11 to 13 for the shipped weights: at most 0.025 hundredths of a
+    disc) and leaves rounded weights as they are."""
     out = w.copy()
     for p in range(PHASES):
         unit = 2.0 ** _unit_bits(w[p, :TABLE])
