@@ -367,10 +367,16 @@ class EnginePool:
             self._send_job(plain, answer)
         if any(job.urgent for job in self._queue):
             return
+        # the worker kept for people stays free while the others start: a person's first move
+        # (asked for as the bot starts) goes to it at once, not behind a load or their start
+        starting = any(v.state == "starting" and not v.plain for v in self._live)
         for w in idle:  # the warm-up, while no person's job waits; the worker kept for
             # people only loads (seconds once, not at a person's move), beside the bot jobs
             free = not self._queue and self._background_slot()
-            step = self.warmup.next_for(w, self._live) if free else self.warmup.next_load_for(w)
+            if free:
+                step = self.warmup.next_for(w, self._live)
+            else:
+                step = None if starting else self.warmup.next_load_for(w)
             if step is not None:
                 gentle = self.workers >= 2
                 self._send_job(w, self.warmup.job(step, gentle, self.start_timeout, not free))

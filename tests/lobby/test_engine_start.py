@@ -382,3 +382,34 @@ async def test_a_persons_move_that_compiles_its_agent_stops_the_warm_up_of_the_s
         await asyncio.wait_for(pool.everything(), scaled(60))
     finally:
         await pool.close()
+
+
+async def test_the_worker_kept_for_people_stays_free_while_the_others_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A warm start: the first worker up does not begin loading the agents while the second
+    starts, so a person's first move, asked for as the bot starts, goes to it at once (it
+    waited for the second worker's start, or for a load, and a first easy move took 2.6 s)."""
+    monkeypatch.setattr(lobby.pool, "read_plan", lambda: _one_step_plan("othello", "easy", True))
+    gate = tmp_path / "loaded"
+    monkeypatch.setattr(
+        lobby.warmup, "warm_in_worker", functools.partial(gated_warm, gate=str(gate))
+    )
+    pool = EnginePool(workers=2)
+    start = asyncio.ensure_future(pool.start())
+    try:
+        await until_true(lambda: any(w.state != "starting" for w in pool._live if not w.plain))
+        seen = 0
+        while any(w.state == "starting" for w in pool._live if not w.plain):
+            [first] = [w for w in pool._live if not w.plain and w.state != "starting"]
+            assert first.state == "idle" and first.job is None, "it took a load"
+            seen += 1
+            await asyncio.sleep(0.01)
+        assert seen > 0  # (the second worker's start was seen)
+        await start
+        gate.touch()
+        await asyncio.wait_for(pool.everything(), scaled(60))
+    finally:
+        gate.touch()
+        start.cancel()
+        await pool.close()
