@@ -152,9 +152,11 @@ class Turns:
         must never wait forever, and a rated game is never handed a random move.
         """
         assert seat.spec is not None and seat.budget is not None
-        legal = snap.state.legal_moves()
         try:
             move = await self._choose(snap, seat.spec, seat.budget, asked)
+            # (checked once the job is sent: on a fresh start the rules' kernels are still
+            # loading in a thread, and the job goes first)
+            legal = snap.state.legal_moves()
             if move in legal:
                 return move, None
             log.error("agent %s chose an illegal move %r", seat.spec.label(), move)
@@ -170,7 +172,7 @@ class Turns:
             level = registry.LEVELS[game][below]
             try:
                 move = await self._choose(snap, level.spec, level.budget, asked)
-                if move in legal:
+                if move in snap.state.legal_moves():
                     return move, below
             except PoolClosed:
                 raise

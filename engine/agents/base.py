@@ -375,6 +375,9 @@ class AgentInfo:
     budget: Budget = Budget()
     params: tuple[Param, ...] = ()
     ceiling: Limits = Limits(time=None, nodes=None, depth=None)
+    #: Whether its agents can learn (a `LearningAgent`); None: a factory that is a class says
+    #: it itself, a function's agent has to be built to tell.
+    learns: bool | None = None
 
     def parameters(self) -> list[str]:
         """The factory's keyword parameters (including `game`, which the registry passes)."""

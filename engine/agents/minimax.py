@@ -63,6 +63,7 @@ AGENT_INFOS = [
         budget=Budget(depth=DEFAULT_DEPTH),
         params=EVAL_PARAMS + MINIMAX_PARAMS,
         ceiling=_SEARCH_CEILING,
+        learns=False,
     ),
     AgentInfo(
         "expectiminimax",
@@ -73,5 +74,6 @@ AGENT_INFOS = [
         budget=Budget(depth=DEFAULT_DEPTH),
         params=EVAL_PARAMS + CHANCE,
         ceiling=_SEARCH_CEILING,
+        learns=False,
     ),
 ]

@@ -13,10 +13,14 @@ from engine.games import new_game
 
 def learning_agent(spec: AgentSpec, game: str) -> LearningAgent | None:
     """The agent `spec` names if it learns, else None. An agent whose factory is a class that is
-    not a LearningAgent is never built (building some agents loads books or kernels)."""
+    not a LearningAgent, or whose entry says it never learns, is never built (building some
+    agents loads books, weights or kernels: the Othello expert's took the bot's own process a
+    fifth of a second at a person's first move)."""
     info = registry.AGENTS.get(spec.name)
     factory = info.factory if info is not None else None
-    if factory is None or (isinstance(factory, type) and not issubclass(factory, LearningAgent)):
+    if factory is None or (info is not None and info.learns is False):
+        return None
+    if isinstance(factory, type) and not issubclass(factory, LearningAgent):
         return None
     agent = registry.build(spec, game)
     return agent if isinstance(agent, LearningAgent) else None

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from db.store import Store
+from engine.agents import registry
 from engine.agents.base import AgentSpec, Budget, Decision
 from lobby.core import Lobby, LobbyConfig, Person
 from lobby.errors import LobbyError, TrainingRefused
+from lobby.memory import LearningMemory
 from lobby.pool import EnginePool
 from lobby.training import BatchRequest, train_batch_in_worker
 from tests.clock import Clock
@@ -393,3 +395,28 @@ async def test_the_weight_grid_learns_once_per_game_and_a_fixed_grid_not_at_all(
     snap = await lobby.start_pve(ALICE, "othello", learned, "bot")
     await lobby.advance(snap.id)
     assert spy.memories[0] == {b"grid": wg.encode_grid(expected)}
+
+
+async def test_a_search_agent_is_not_built_in_the_bots_process_to_learn_it_does_not_learn(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lobby asks whether the agent to move keeps a memory before each of its moves: a
+    search (the experts' minimax) never does, and building one here loaded the Othello
+    expert's weights in the bot's own process at a person's first move (a fifth of a second
+    of its event loop)."""
+    built: list[str] = []
+    build = registry.build
+
+    def spying(spec: AgentSpec, game: str) -> Any:
+        built.append(spec.name)
+        return build(spec, game)
+
+    monkeypatch.setattr(registry, "build", spying)
+    memory = LearningMemory(lobby.store)  # the lobby's kind: what `Turns` asks before a move
+    for game in ("othello", "connect4"):
+        for level in ("medium", "hard", "expert"):
+            spec = registry.LEVELS[game][level].spec
+            assert memory.agent(spec, game) is None
+    assert "minimax" not in built and "expectiminimax" not in built
+    assert memory.agent(AgentSpec("expectiminimax"), "othello") is None
+    assert "expectiminimax" not in built
