@@ -10,6 +10,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -48,13 +49,18 @@ def choose_in_worker(
     budget: Budget,
     seed: int,
     memory: Mapping[bytes, bytes] | None = None,
+    least: float | None = None,
 ) -> Decision:
     """Run one agent decision (module level so it pickles into the worker).
 
     A learning agent first gets `memory`: the rows its `memory_keys(state)` asked for, loaded
-    by the lobby (the worker never touches SQLite).
+    by the lobby (the worker never touches SQLite). Building the agent (the first time in this
+    worker: its tables, books, weights) counts in the time budget too, down to `least` seconds
+    (`after_wait`: half the budget before any wait; half this one without).
     """
+    began = time.monotonic()
     agent = worker_agent(spec, state.game)
+    budget = after_build(budget, time.monotonic() - began, least)
     if memory is not None and isinstance(agent, LearningAgent):
         agent.use_memory(memory)
     return agent.choose(state, budget, random.Random(seed))
@@ -68,12 +74,23 @@ MIN_THINKING = 0.5
 
 
 def after_wait(args: tuple[Any, ...], waited: float) -> tuple[Any, ...]:
-    """`choose_in_worker`'s arguments with its time budget shortened by the `waited` seconds."""
-    state, spec, budget, *rest = args
-    if budget.time is None or waited <= 0:
+    """`choose_in_worker`'s arguments with its time budget shortened by the `waited` seconds,
+    and the least it may think (`least`: what the worker's build of the agent may not take)."""
+    state, spec, budget, seed, memory = args
+    if budget.time is None:
         return args
-    left = max(budget.time * MIN_THINKING, budget.time - waited)
-    return (state, spec, dataclasses.replace(budget, time=left), *rest)
+    least = budget.time * MIN_THINKING
+    left = max(least, budget.time - max(0.0, waited))
+    return (state, spec, dataclasses.replace(budget, time=left), seed, memory, least)
+
+
+def after_build(budget: Budget, built: float, least: float | None) -> Budget:
+    """`budget` shortened by the `built` seconds the worker took to build its agent, to no
+    less than `least` (None: half of it)."""
+    if budget.time is None or built <= 0:
+        return budget
+    floor = budget.time * MIN_THINKING if least is None else min(least, budget.time)
+    return dataclasses.replace(budget, time=max(floor, budget.time - built))
 
 
 #: The niceness of a warm-up nobody waits for (Linux: of its thread only).

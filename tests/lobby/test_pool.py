@@ -23,8 +23,9 @@ import pytest
 import pytest_asyncio
 
 import faults
+import lobby.jobs
 import lobby.pool
-from engine.agents.base import AgentSpec, Budget
+from engine.agents.base import AgentSpec, Budget, Decision
 from engine.games.connect4 import Connect4State
 from lobby.joberrors import JobTimeout, PoolClosed, WorkerCrashed
 from lobby.pool import EnginePool
@@ -511,3 +512,34 @@ async def test_bot_jobs_go_on_while_the_worker_kept_for_people_loads_an_agent() 
         if kept is not None and kept.job is not None:
             kept.idle()
         await pool.close()
+
+
+async def test_a_workers_build_of_its_agent_counts_in_the_time_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first decision of an agent in a worker builds it first (the Othello expert's
+    weights: 0.15-0.3 s), before its clock starts: that time is the person's wait too, so it
+    is taken from the budget, down to half of the budget before any wait."""
+    given: list[float | None] = []
+
+    class Stub:
+        def choose(self, state: object, budget: Budget, rng: object) -> Decision:
+            given.append(budget.time)
+            return Decision(move=4)
+
+    def slow_build(spec: AgentSpec, game: str) -> Stub:
+        time.sleep(0.3)
+        return Stub()
+
+    state, spec = Connect4State.from_moves("44"), AgentSpec("minimax")
+    monkeypatch.setattr(lobby.jobs, "worker_agent", slow_build)
+    lobby.jobs.choose_in_worker(state, spec, Budget(time=2.0), 0)  # not sent by a pool
+    args = lobby.jobs.after_wait((state, spec, Budget(time=1.0), 0, None), 0.3)
+    lobby.jobs.choose_in_worker(*args)  # waited 0.3 s, then built for 0.3 s
+    late = lobby.jobs.after_wait((state, spec, Budget(time=1.0), 0, None), 0.7)
+    lobby.jobs.choose_in_worker(*late)  # half the budget is left after the wait alone
+    lobby.jobs.choose_in_worker(state, spec, Budget(depth=3), 0)  # no clock: nothing taken
+    assert given[0] is not None and 1.0 <= given[0] <= 1.7  # 2 s less the build, half at least
+    assert given[1] == 0.5  # 0.7 s left after the wait, less a build of 0.3 s or more: the floor
+    assert given[2] == 0.5
+    assert given[3] is None
