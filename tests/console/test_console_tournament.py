@@ -129,18 +129,16 @@ def test_tab_completes_the_tournament_subcommands(terminals: Terminals) -> None:
     def typed() -> str:
         return screen.cursor_line().removeprefix("tester> ")
 
-    term.send("/tou\t")
-    pump(term, screen, lambda: typed() == "/tournament", wait)
-    term.send("cr\t")
-    pump(term, screen, lambda: typed() == "/tournament create", wait)
-    term.send("f\t")
-    pump(term, screen, lambda: typed() == "/tournament create format:", wait)
-    term.send("kn\t")
-    pump(term, screen, lambda: typed() == "/tournament create format:knockout", wait)
-    term.send("\x15/tournament j\t")
-    pump(term, screen, lambda: typed() == "/tournament join", wait)
-    term.send("bot:ea\t")
-    pump(term, screen, lambda: typed() == "/tournament join bot:easy", wait)
+    for keys, line in (
+        ("/tou\t", "/tournament"),
+        ("cr\t", "/tournament create"),
+        ("f\t", "/tournament create format:"),
+        ("kn\t", "/tournament create format:knockout"),
+        ("\x15/tournament j\t", "/tournament join"),  # (Ctrl-U: a new line)
+        ("bot:ea\t", "/tournament join bot:easy"),
+    ):
+        term.send(keys)
+        pump(term, screen, lambda line=line: typed() == line, wait)
     term.send("\r")
     pump(term, screen, lambda: "error: there is no tournament" in screen.text(), wait)
     term.send("/quit\r")
